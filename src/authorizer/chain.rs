@@ -1,0 +1,274 @@
+//! The chain: authorizers run in file order, the first Allow or Deny wins, and when none decides
+//! the answer is NoOpinion with every reason joined by newlines and every error kept
+//! (`k8s.io/apiserver/pkg/authorization/union/union.go`). Failure policy is applied here, once,
+//! for every type.
+
+use super::{AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, Deadline, Input};
+use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy};
+use crate::decision::{AttributedReason, Decision, Reason, Verdict};
+use crate::names::{AuthorizerName, Code, RuleName};
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Why a chain could not be built from a configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BuildError {
+    /// A chain needs at least one authorizer.
+    #[error("a chain needs at least one authorizer")]
+    Empty,
+    /// Two entries share a name.
+    #[error("authorizer name {0:?} is used twice")]
+    DuplicateName(String),
+}
+
+/// One configured authorizer in the chain.
+#[derive(Debug)]
+pub struct Entry {
+    /// Its unique name.
+    pub name: AuthorizerName,
+    /// Its type, for traces and metric labels.
+    pub authorizer_type: AuthorizerType,
+    /// What its errors yield.
+    pub failure_policy: FailurePolicy,
+    /// The authorizer itself.
+    pub authorizer: Box<dyn Authorizer>,
+}
+
+/// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
+/// two configurations.
+#[derive(Debug)]
+pub struct Chain {
+    entries: Box<[Entry]>,
+}
+
+/// What happened at one authorizer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepOutcome {
+    /// It answered.
+    Verdict(Verdict),
+    /// It failed; `policy` says what the failure yielded.
+    Failed {
+        /// The failure.
+        error: AuthorizerError,
+        /// The failure policy that was applied.
+        policy: FailurePolicy,
+    },
+}
+
+/// One authorizer consulted for a review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Which authorizer.
+    pub authorizer: AuthorizerName,
+    /// Its type.
+    pub authorizer_type: AuthorizerType,
+    /// What it did.
+    pub outcome: StepOutcome,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+impl Step {
+    /// The decision this step contributed to the chain (after failure policy).
+    pub fn decision(&self) -> Decision {
+        match &self.outcome {
+            StepOutcome::Verdict(v) => v.decision,
+            StepOutcome::Failed {
+                policy: FailurePolicy::Deny,
+                ..
+            } => Decision::Deny,
+            StepOutcome::Failed {
+                policy: FailurePolicy::NoOpinion,
+                ..
+            } => Decision::NoOpinion,
+        }
+    }
+}
+
+/// The chain's answer to one review: maps field for field onto `SubjectAccessReviewStatus`, plus
+/// the trace of every authorizer consulted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The final decision.
+    pub decision: Decision,
+    /// The authorizer that decided; `None` for NoOpinion.
+    pub decided_by: Option<AuthorizerName>,
+    /// The rule that decided, if the deciding authorizer has rules.
+    pub rule: Option<RuleName>,
+    /// The deciding code, if any.
+    pub code: Option<Code>,
+    /// The user-facing reason (`<authorizer>/<rule>: <message> [<code>]`; NoOpinion reasons are
+    /// joined by newlines).
+    pub reason: String,
+    /// Errors met on the way, each as `<authorizer>: <error>`.
+    pub errors: Vec<String>,
+    /// One step per authorizer consulted, in order.
+    pub trace: Vec<Step>,
+}
+
+impl Answer {
+    /// The errors as upstream renders an aggregate: one error keeps its text, several become
+    /// `[e1, e2]`.
+    pub fn evaluation_error(&self) -> Option<String> {
+        match self.errors.as_slice() {
+            [] => None,
+            [one] => Some(one.clone()),
+            many => Some(format!("[{}]", many.join(", "))),
+        }
+    }
+
+    /// The status kube-apiserver's own SAR endpoint would give for this chain result:
+    /// `allowed = Allow`, `denied = Deny`, the reason and the error text.
+    pub fn status(&self) -> SubjectAccessReviewStatus {
+        SubjectAccessReviewStatus {
+            allowed: self.decision == Decision::Allow,
+            denied: (self.decision == Decision::Deny).then_some(true),
+            reason: (!self.reason.is_empty()).then(|| self.reason.clone()),
+            evaluation_error: self.evaluation_error(),
+        }
+    }
+}
+
+impl Chain {
+    /// A chain of the given entries, checked as `union.New` checks them: not empty, names unique.
+    pub fn new(entries: Vec<Entry>) -> Result<Self, BuildError> {
+        if entries.is_empty() {
+            return Err(BuildError::Empty);
+        }
+        let mut seen = HashSet::new();
+        for e in &entries {
+            if !seen.insert(e.name.clone()) {
+                return Err(BuildError::DuplicateName(e.name.to_string()));
+            }
+        }
+        Ok(Self {
+            entries: entries.into_boxed_slice(),
+        })
+    }
+
+    /// Builds the chain a validated configuration describes.
+    pub fn build(config: &Config) -> Result<Self, BuildError> {
+        let entries = config
+            .authorizers
+            .iter()
+            .map(|a| {
+                let authorizer: Box<dyn Authorizer> = match &a.spec {
+                    AuthorizerSpec::AlwaysAllow => Box::new(AlwaysAllow),
+                    AuthorizerSpec::AlwaysDeny => Box::new(AlwaysDeny),
+                };
+                Entry {
+                    name: a.name.clone(),
+                    authorizer_type: a.spec.authorizer_type(),
+                    failure_policy: a.failure_policy,
+                    authorizer,
+                }
+            })
+            .collect();
+        Self::new(entries)
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Runs the chain for one review. Each authorizer is bounded by `deadline`; one that misses
+    /// it has failed, and its failure policy applies.
+    pub async fn authorize(&self, input: &Input, deadline: Deadline) -> Answer {
+        let mut trace = Vec::with_capacity(self.entries.len());
+        let mut reasons: Vec<String> = Vec::new();
+        let mut errors: Vec<String> = Vec::new();
+        let budget_ms = deadline
+            .0
+            .saturating_duration_since(tokio::time::Instant::now())
+            .as_millis() as u64;
+        for entry in self.entries.iter() {
+            let started = Instant::now();
+            let result =
+                match tokio::time::timeout_at(deadline.0, entry.authorizer.authorize(input, deadline))
+                    .await
+                {
+                    Ok(r) => r,
+                    Err(_) => Err(AuthorizerError::DeadlineExceeded { budget_ms }),
+                };
+            let elapsed = started.elapsed();
+            match result {
+                Ok(verdict) => {
+                    let decision = verdict.decision;
+                    let reason = verdict.reason.clone();
+                    trace.push(Step {
+                        authorizer: entry.name.clone(),
+                        authorizer_type: entry.authorizer_type,
+                        outcome: StepOutcome::Verdict(verdict),
+                        elapsed,
+                    });
+                    if decision.is_final() {
+                        return decided(entry, decision, reason, errors, trace);
+                    }
+                    if let Some(r) = &reason {
+                        reasons.push(attributed(&entry.name, r));
+                    }
+                }
+                Err(error) => {
+                    errors.push(format!("{}: {error}", entry.name));
+                    let policy = entry.failure_policy;
+                    let message = error.to_string();
+                    trace.push(Step {
+                        authorizer: entry.name.clone(),
+                        authorizer_type: entry.authorizer_type,
+                        outcome: StepOutcome::Failed { error, policy },
+                        elapsed,
+                    });
+                    if policy == FailurePolicy::Deny {
+                        let reason = Reason::message(message);
+                        return decided(entry, Decision::Deny, Some(reason), errors, trace);
+                    }
+                }
+            }
+        }
+        Answer {
+            decision: Decision::NoOpinion,
+            decided_by: None,
+            rule: None,
+            code: None,
+            reason: reasons.join("\n"),
+            errors,
+            trace,
+        }
+    }
+}
+
+fn attributed(name: &AuthorizerName, reason: &Reason) -> String {
+    AttributedReason {
+        authorizer: name,
+        reason,
+    }
+    .to_string()
+}
+
+fn decided(
+    entry: &Entry,
+    decision: Decision,
+    reason: Option<Reason>,
+    errors: Vec<String>,
+    trace: Vec<Step>,
+) -> Answer {
+    let (rule, code, text) = match reason {
+        Some(r) => (r.rule.clone(), r.code.clone(), attributed(&entry.name, &r)),
+        None => (None, None, String::new()),
+    };
+    Answer {
+        decision,
+        decided_by: Some(entry.name.clone()),
+        rule,
+        code,
+        reason: text,
+        errors,
+        trace,
+    }
+}
+
+#[cfg(test)]
+mod tests;

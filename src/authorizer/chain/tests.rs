@@ -1,0 +1,147 @@
+use super::*;
+use crate::authorizer::BoxFuture;
+use crate::review::{ApiVersion, Review};
+use k8s_openapi::api::authorization::v1::{NonResourceAttributes, SubjectAccessReviewSpec};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A scripted authorizer: a fixed verdict, or one that never answers; counts its calls.
+#[derive(Debug)]
+struct Fake {
+    verdict: Option<Verdict>,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Authorizer for Fake {
+    fn authorize<'a>(
+        &'a self,
+        _input: &'a Input,
+        _deadline: Deadline,
+    ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        match &self.verdict {
+            Some(v) => Box::pin(std::future::ready(Ok(v.clone()))),
+            None => Box::pin(std::future::pending()),
+        }
+    }
+}
+
+fn entry(name: &str, verdict: Option<Verdict>, policy: FailurePolicy) -> (Entry, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    (
+        Entry {
+            name: AuthorizerName::new(name).unwrap(),
+            authorizer_type: AuthorizerType::AlwaysAllow,
+            failure_policy: policy,
+            authorizer: Box::new(Fake {
+                verdict,
+                calls: calls.clone(),
+            }),
+        },
+        calls,
+    )
+}
+
+fn input() -> Input {
+    let spec = SubjectAccessReviewSpec {
+        user: Some("jane".into()),
+        non_resource_attributes: Some(NonResourceAttributes {
+            path: Some("/healthz".into()),
+            verb: Some("get".into()),
+        }),
+        ..Default::default()
+    };
+    Input {
+        review: Review::new(ApiVersion::V1, spec).unwrap(),
+        now: chrono::Utc::now(),
+    }
+}
+
+fn no_opinion(msg: &str) -> Option<Verdict> {
+    Some(Verdict::new(Decision::NoOpinion, Reason::message(msg)))
+}
+
+#[tokio::test]
+async fn first_final_decision_wins_and_later_entries_are_not_called() {
+    let (a, a_calls) = entry("a", no_opinion("not mine"), FailurePolicy::Deny);
+    let deny = Reason {
+        rule: Some(RuleName::new("r1").unwrap()),
+        message: "no".into(),
+        code: Some(Code::new("NOPE").unwrap()),
+    };
+    let (b, b_calls) = entry("b", Some(Verdict::new(Decision::Deny, deny)), FailurePolicy::Deny);
+    let (c, c_calls) = entry("c", Some(Verdict::bare(Decision::Allow)), FailurePolicy::Deny);
+    let chain = Chain::new(vec![a, b, c]).unwrap();
+    let answer = chain.authorize(&input(), Deadline::after(Duration::from_secs(1))).await;
+    assert_eq!(answer.decision, Decision::Deny);
+    assert_eq!(answer.decided_by.as_ref().unwrap().as_str(), "b");
+    assert_eq!(answer.reason, "b/r1: no [NOPE]");
+    assert_eq!(answer.code.as_ref().unwrap().as_str(), "NOPE");
+    assert_eq!(answer.trace.len(), 2);
+    assert_eq!(
+        (a_calls.load(Ordering::SeqCst), b_calls.load(Ordering::SeqCst), c_calls.load(Ordering::SeqCst)),
+        (1, 1, 0)
+    );
+    let status = answer.status();
+    assert!(!status.allowed);
+    assert_eq!(status.denied, Some(true));
+    assert_eq!(status.evaluation_error, None);
+}
+
+#[tokio::test]
+async fn all_no_opinion_joins_reasons() {
+    let (a, _) = entry("a", no_opinion("first"), FailurePolicy::Deny);
+    let (b, _) = entry("b", Some(Verdict::bare(Decision::NoOpinion)), FailurePolicy::Deny);
+    let (c, _) = entry("c", no_opinion("third"), FailurePolicy::Deny);
+    let chain = Chain::new(vec![a, b, c]).unwrap();
+    let answer = chain.authorize(&input(), Deadline::after(Duration::from_secs(1))).await;
+    assert_eq!(answer.decision, Decision::NoOpinion);
+    assert_eq!(answer.decided_by, None);
+    assert_eq!(answer.reason, "a: first\nc: third");
+    let status = answer.status();
+    assert!(!status.allowed);
+    assert_eq!(status.denied, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failure_policy_no_opinion_continues_and_keeps_the_error() {
+    let (a, _) = entry("hangs", None, FailurePolicy::NoOpinion);
+    let (b, _) = entry("hangs-too", None, FailurePolicy::NoOpinion);
+    let (c, c_calls) = entry("allows", Some(Verdict::bare(Decision::Allow)), FailurePolicy::Deny);
+    let chain = Chain::new(vec![a, b, c]).unwrap();
+    let answer = chain.authorize(&input(), Deadline::after(Duration::from_millis(50))).await;
+    // Both hanging authorizers used up the deadline; the third ran after it and still answered
+    // because it answers at once.
+    assert_eq!(c_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(answer.decision, Decision::Allow);
+    assert_eq!(answer.errors.len(), 2);
+    assert_eq!(
+        answer.evaluation_error().unwrap(),
+        "[hangs: no answer within the review deadline (50 ms), hangs-too: no answer within the review deadline (50 ms)]"
+    );
+    assert!(matches!(answer.trace[0].outcome, StepOutcome::Failed { policy: FailurePolicy::NoOpinion, .. }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn failure_policy_deny_stops_with_a_reason_that_says_what_failed() {
+    let (a, _) = entry("guard", None, FailurePolicy::Deny);
+    let (b, b_calls) = entry("allows", Some(Verdict::bare(Decision::Allow)), FailurePolicy::Deny);
+    let chain = Chain::new(vec![a, b]).unwrap();
+    let answer = chain.authorize(&input(), Deadline::after(Duration::from_millis(20))).await;
+    assert_eq!(b_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(answer.decision, Decision::Deny);
+    assert_eq!(answer.reason, "guard: no answer within the review deadline (20 ms)");
+    assert_eq!(
+        answer.status().evaluation_error.as_deref(),
+        Some("guard: no answer within the review deadline (20 ms)")
+    );
+    assert_eq!(answer.trace[0].decision(), Decision::Deny);
+}
+
+#[test]
+fn names_are_checked_once_at_build() {
+    let (a, _) = entry("same", None, FailurePolicy::Deny);
+    let (b, _) = entry("same", None, FailurePolicy::Deny);
+    assert_eq!(Chain::new(vec![a, b]).unwrap_err(), BuildError::DuplicateName("same".into()));
+    assert_eq!(Chain::new(vec![]).unwrap_err(), BuildError::Empty);
+}

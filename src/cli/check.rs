@@ -1,0 +1,257 @@
+//! `warrant check`: one review, from flags shaped like `kubectl auth can-i` or from a JSON file,
+//! evaluated against a configuration without a server. Prints the answer and the trace; the
+//! exit status is 0 for Allow, 3 for Deny, 4 for NoOpinion and 2 for a usage or config error.
+
+use super::{ConfigSource, ExitStatus};
+use crate::authorizer::{Answer, Chain, Deadline, Input};
+use crate::decision::Decision;
+use crate::review::{self, ApiVersion, Review};
+use crate::telemetry::audit::StepRecord;
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::authorization::v1::{
+    NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Output format of `warrant check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// Human-readable answer and trace.
+    Text,
+    /// `{"allowed", "denied", "reason", "code", "evaluationError", "trace"}`.
+    Json,
+}
+
+/// Arguments of `warrant check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The verb (`get`, `delete`, ...; for a non-resource path, the lower-case HTTP method).
+    #[arg(value_name = "VERB")]
+    pub verb: Option<String>,
+    /// `RESOURCE[.GROUP][/NAME]`, or a non-resource path starting with `/`.
+    #[arg(value_name = "RESOURCE")]
+    pub resource: Option<String>,
+    /// Namespace of the resource.
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Subresource (`status`, `log`, ...).
+    #[arg(long)]
+    pub subresource: Option<String>,
+    /// The user asking.
+    #[arg(long = "as", value_name = "USER")]
+    pub as_user: Option<String>,
+    /// A group of the user (repeatable).
+    #[arg(long = "as-group", value_name = "GROUP")]
+    pub as_group: Vec<String>,
+    /// The user's UID.
+    #[arg(long = "as-uid", value_name = "UID")]
+    pub as_uid: Option<String>,
+    /// An extra attribute `KEY=VALUE` (repeatable; repeated keys collect values).
+    #[arg(long = "extra", value_name = "KEY=VALUE")]
+    pub extra: Vec<String>,
+    /// Evaluation time (RFC 3339), for time-aware rules; default now.
+    #[arg(long, value_name = "RFC3339")]
+    pub at: Option<String>,
+    /// Configuration file; default `authz-config/warrant.yaml` or the embedded copy.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A SubjectAccessReview JSON file instead of the flags.
+    #[arg(short = 'f', long = "filename", value_name = "REVIEW.json")]
+    pub file: Option<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
+impl CheckArgs {
+    /// The review these arguments describe.
+    pub fn review(&self) -> Result<Review, String> {
+        if let Some(path) = &self.file {
+            if self.verb.is_some() || self.resource.is_some() {
+                return Err("give either -f REVIEW.json or VERB RESOURCE, not both".into());
+            }
+            let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            return review::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()));
+        }
+        let (Some(verb), Some(target)) = (&self.verb, &self.resource) else {
+            return Err("VERB and RESOURCE are required (or -f REVIEW.json)".into());
+        };
+        let mut spec = SubjectAccessReviewSpec {
+            user: self.as_user.clone(),
+            groups: (!self.as_group.is_empty()).then(|| self.as_group.clone()),
+            uid: self.as_uid.clone(),
+            extra: parse_extra(&self.extra)?,
+            ..Default::default()
+        };
+        if target.starts_with('/') {
+            if self.namespace.is_some() || self.subresource.is_some() {
+                return Err("a non-resource path takes no namespace or subresource".into());
+            }
+            spec.non_resource_attributes = Some(NonResourceAttributes {
+                path: Some(target.clone()),
+                verb: Some(verb.clone()),
+            });
+        } else {
+            let (kind, name) = match target.split_once('/') {
+                Some((k, n)) if !n.is_empty() => (k, Some(n.to_owned())),
+                Some(_) => return Err(format!("{target:?}: name after '/' is empty")),
+                None => (target.as_str(), None),
+            };
+            let (resource, group) = match kind.split_once('.') {
+                Some((r, g)) => (r, g),
+                None => (kind, ""),
+            };
+            if resource.is_empty() {
+                return Err(format!("{target:?}: resource is empty"));
+            }
+            spec.resource_attributes = Some(ResourceAttributes {
+                namespace: self.namespace.clone(),
+                verb: Some(verb.clone()),
+                group: Some(group.to_owned()),
+                resource: Some(resource.to_owned()),
+                subresource: self.subresource.clone(),
+                name,
+                ..Default::default()
+            });
+        }
+        Review::new(ApiVersion::V1, spec).map_err(|e| e.to_string())
+    }
+
+    /// The evaluation time.
+    pub fn now(&self) -> Result<DateTime<Utc>, String> {
+        match &self.at {
+            None => Ok(Utc::now()),
+            Some(s) => DateTime::parse_from_rfc3339(s)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|e| format!("--at {s:?}: not an RFC 3339 time: {e}")),
+        }
+    }
+}
+
+fn parse_extra(pairs: &[String]) -> Result<Option<BTreeMap<String, Vec<String>>>, String> {
+    let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in pairs {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| format!("--extra {p:?}: expected KEY=VALUE"))?;
+        extra.entry(k.to_owned()).or_default().push(v.to_owned());
+    }
+    Ok((!extra.is_empty()).then_some(extra))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonAnswer<'a> {
+    allowed: bool,
+    denied: bool,
+    reason: &'a str,
+    code: Option<&'a str>,
+    evaluation_error: Option<String>,
+    trace: Vec<StepRecord<'a>>,
+}
+
+/// Evaluates the review against the chain and prints the result.
+pub fn run(args: CheckArgs) -> ExitStatus {
+    let usage = |msg: String| {
+        eprintln!("error: {msg}");
+        ExitStatus::Usage
+    };
+    let review = match args.review() {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let now = match args.now() {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    let loaded = match ConfigSource::resolve(args.config.as_deref()).load() {
+        Ok(l) => l,
+        Err(errors) => {
+            for e in errors.iter() {
+                eprintln!("{e}");
+            }
+            return ExitStatus::Usage;
+        }
+    };
+    let chain = match Chain::build(&loaded.config) {
+        Ok(c) => c,
+        Err(e) => return usage(format!("{}: {e}", loaded.source.name)),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return usage(format!("cannot start runtime: {e}")),
+    };
+    let input = Input { review, now };
+    let answer = runtime.block_on(chain.authorize(&input, Deadline::after(Duration::from_secs(30))));
+    print!("{}", render(&answer, args.output));
+    match answer.decision {
+        Decision::Allow => ExitStatus::Success,
+        Decision::Deny => ExitStatus::Denied,
+        Decision::NoOpinion => ExitStatus::NoOpinion,
+    }
+}
+
+/// Renders an answer as `warrant check` prints it.
+pub fn render(answer: &Answer, output: Output) -> String {
+    match output {
+        Output::Json => {
+            let j = JsonAnswer {
+                allowed: answer.decision == Decision::Allow,
+                denied: answer.decision == Decision::Deny,
+                reason: &answer.reason,
+                code: answer.code.as_ref().map(|c| c.as_str()),
+                evaluation_error: answer.evaluation_error(),
+                trace: answer.trace.iter().map(StepRecord::new).collect(),
+            };
+            let mut s = serde_json::to_string_pretty(&j).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        Output::Text => {
+            let mut s = String::new();
+            let verdict = match answer.decision {
+                Decision::Allow => "yes (Allow)",
+                Decision::Deny => "no (Deny)",
+                Decision::NoOpinion => "no opinion (NoOpinion: the API server would ask its next authorizer)",
+            };
+            s.push_str(verdict);
+            s.push('\n');
+            if !answer.reason.is_empty() {
+                for line in answer.reason.lines() {
+                    s.push_str(&format!("reason: {line}\n"));
+                }
+            }
+            if let Some(e) = answer.evaluation_error() {
+                s.push_str(&format!("evaluationError: {e}\n"));
+            }
+            s.push_str("trace:\n");
+            for (i, step) in answer.trace.iter().enumerate() {
+                let rec = StepRecord::new(step);
+                s.push_str(&format!(
+                    "  {}. {} ({}): {}",
+                    i + 1,
+                    rec.authorizer,
+                    rec.authorizer_type,
+                    rec.decision
+                ));
+                if let Some(rule) = rec.rule {
+                    s.push_str(&format!(" rule={rule}"));
+                }
+                if let Some(code) = rec.code {
+                    s.push_str(&format!(" code={code}"));
+                }
+                if let Some(m) = rec.message {
+                    s.push_str(&format!(" \"{m}\""));
+                }
+                if let Some(e) = &rec.error {
+                    s.push_str(&format!(" error=\"{e}\" failurePolicy={}", rec.failure_policy.unwrap_or("")));
+                }
+                s.push('\n');
+            }
+            s
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! `warrant serve`: load the chain, start the HTTPS listener, reload the configuration and the
+//! serving certificate on change, drain on SIGTERM.
+//!
+//! With no flags it starts on the embedded default: `authz-config/warrant.yaml` (or its
+//! embedded copy), and a CA, serving certificate, client certificate and kubeconfig generated
+//! into `--state-dir`. Caller authentication is on by default (the generated CA is the client
+//! CA), so a caller without the generated client certificate is refused.
+
+use super::{ConfigSource, ExitStatus};
+use crate::clock::SystemClock;
+use crate::config::duration::GoDuration;
+use crate::file_watch::WatchTiming;
+use crate::reload::LiveChain;
+use crate::server::bootstrap::{self, StateFiles};
+use crate::server::caller::{CallerAuth, TokenAuth};
+use crate::server::tls::{ReloadingTls, TlsFiles};
+use crate::server::{AppState, Server, ServerOptions};
+use crate::telemetry::audit::{AuditSink, AuditTarget};
+use crate::telemetry::logging::{self, LogFormat};
+use crate::telemetry::metrics::Metrics;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `warrant serve`, in Kubernetes flag style.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The chain configuration (AuthorizationConfiguration); reloaded on change.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// HTTPS listen address.
+    #[arg(long, default_value = "127.0.0.1:8443", value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// Serving certificate (PEM); reloaded on change. Default: generated into --state-dir.
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// Serving private key (PEM); reloaded on change.
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+    /// Require and verify client certificates signed by this CA bundle. Default with a
+    /// generated serving certificate: the generated CA.
+    #[arg(long, value_name = "FILE")]
+    pub client_ca_file: Option<PathBuf>,
+    /// Accept bearer tokens from this file (kube-apiserver static token CSV:
+    /// token,user,uid,"group1,group2").
+    #[arg(long, value_name = "FILE")]
+    pub token_auth_file: Option<PathBuf>,
+    /// Where generated certificates and the kubeconfig are kept.
+    #[arg(long, default_value = ".warrant", value_name = "DIR")]
+    pub state_dir: PathBuf,
+    /// Also serve plain HTTP on this address; refused unless it is loopback.
+    #[arg(long, value_name = "ADDR")]
+    pub insecure_listen: Option<SocketAddr>,
+    /// Audit records: a file path, `-` for standard output, or `none`.
+    #[arg(long, default_value = "-", value_name = "PATH")]
+    pub audit_log: String,
+    /// Operational log format (to standard error).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Time budget of one review through the chain (Go duration).
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub review_timeout: String,
+    /// How long in-flight requests may take to finish after SIGTERM (Go duration).
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub shutdown_grace_period: String,
+    /// Re-check the configuration and certificate files at least this often, besides
+    /// watching them (Go duration).
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub file_check_interval: String,
+}
+
+fn duration_flag(name: &str, value: &str) -> Result<Duration, String> {
+    GoDuration::parse(value)
+        .ok()
+        .filter(|d| d.is_positive())
+        .and_then(|d| d.to_std())
+        .ok_or_else(|| format!("--{name} {value:?}: expected a positive duration such as 10s"))
+}
+
+/// Starts the server and blocks until it has shut down.
+pub fn run(args: ServeArgs) -> ExitStatus {
+    logging::init(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start runtime: {e}");
+            return ExitStatus::Failure;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => ExitStatus::Success,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("error: {e}");
+            ExitStatus::Failure
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    let review_timeout = duration_flag("review-timeout", &args.review_timeout)?;
+    let grace = duration_flag("shutdown-grace-period", &args.shutdown_grace_period)?;
+    let poll = duration_flag("file-check-interval", &args.file_check_interval)?;
+    let timing = WatchTiming {
+        poll,
+        ..WatchTiming::default()
+    };
+    let metrics = Arc::new(Metrics::new());
+    let live = Arc::new(LiveChain::default());
+
+    // Configuration.
+    let source = ConfigSource::resolve(args.config.as_deref());
+    match &source {
+        ConfigSource::File(path) => {
+            tracing::info!(config = %path.display(), "watching configuration");
+            tokio::spawn(live.clone().watch(path.clone(), timing, metrics.clone()));
+        }
+        ConfigSource::Embedded => {
+            let loaded = source.load().map_err(|e| format!("embedded default is invalid: {e}"))?;
+            live.apply(loaded, &metrics).map_err(|e| e.to_string())?;
+        }
+    }
+
+    // TLS and caller authentication.
+    let mut generated: Option<StateFiles> = None;
+    let files = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: args.client_ca_file.clone(),
+        },
+        _ => {
+            let state = bootstrap::prepare(&args.state_dir, args.listen).map_err(|e| e.to_string())?;
+            let files = TlsFiles {
+                cert: state.serving_cert.clone(),
+                key: state.serving_key.clone(),
+                client_ca: Some(args.client_ca_file.clone().unwrap_or_else(|| state.ca_cert.clone())),
+            };
+            generated = Some(state);
+            files
+        }
+    };
+    let tokens = match &args.token_auth_file {
+        Some(p) => Some(TokenAuth::load(p).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let caller_auth = CallerAuth {
+        client_certificates: files.client_ca.is_some(),
+        tokens,
+    };
+    if !caller_auth.is_required() {
+        tracing::warn!("no --client-ca-file and no --token-auth-file: any caller that reaches the listener may ask for reviews");
+    }
+    let tls = Arc::new(ReloadingTls::new(files).map_err(|e| e.to_string())?);
+
+    // Audit.
+    let target = match args.audit_log.as_str() {
+        "-" => AuditTarget::Stdout,
+        "" | "none" => AuditTarget::Disabled,
+        path => AuditTarget::File(PathBuf::from(path)),
+    };
+    let audit = Arc::new(
+        AuditSink::open(&target, metrics.clone())
+            .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?,
+    );
+
+    let state = Arc::new(AppState {
+        live,
+        metrics,
+        audit: audit.clone(),
+        clock: Arc::new(SystemClock),
+        caller_auth,
+        review_timeout,
+    });
+    let mut options = ServerOptions::new(args.listen);
+    options.insecure_listen = args.insecure_listen;
+    options.shutdown_grace = grace;
+    let server = Server::bind(options, tls.clone(), state).await.map_err(|e| e.to_string())?;
+    let addr = server.local_addr();
+    tracing::info!(url = %format!("https://{addr}/authorize"), "warrant listening");
+    eprintln!("warrant listening on https://{addr}/authorize");
+    if let Some(plain) = server.insecure_addr() {
+        eprintln!("warrant also serving plain HTTP on http://{plain}/authorize (loopback only)");
+    }
+    if let Some(state) = &generated {
+        print_generated(state, addr);
+    }
+    let tls_task = tokio::spawn(tls.watch(timing));
+    server.run(shutdown_signal()).await;
+    tls_task.abort();
+    drop(audit);
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn print_generated(state: &StateFiles, addr: SocketAddr) {
+    let d = |p: &PathBuf| p.display().to_string();
+    eprintln!("generated state in {}:", state.dir.display());
+    eprintln!("  CA certificate      {}", d(&state.ca_cert));
+    eprintln!("  client certificate  {}", d(&state.client_cert));
+    eprintln!("  client key          {}", d(&state.client_key));
+    eprintln!("  kubeconfig          {}", d(&state.kubeconfig));
+    eprintln!(
+        "try: curl --cacert {} --cert {} --key {} -H 'Content-Type: application/json' --data @tests/fixtures/reviews/v1-resource.json https://{addr}/authorize",
+        d(&state.ca_cert),
+        d(&state.client_cert),
+        d(&state.client_key),
+    );
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        match term {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    tracing::info!("shutdown signal received");
+}

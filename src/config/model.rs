@@ -1,0 +1,88 @@
+//! The validated configuration: what a chain is built from. Holding a [`Config`] means every
+//! upstream and warrant rule has been checked.
+
+use crate::names::AuthorizerName;
+use serde::Serialize;
+use std::fmt;
+
+/// A validated chain configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The authorizers, in file order. Never empty.
+    pub authorizers: Vec<AuthorizerConfig>,
+}
+
+/// One validated authorizer entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorizerConfig {
+    /// Its unique name.
+    pub name: AuthorizerName,
+    /// What an error of this authorizer yields.
+    pub failure_policy: FailurePolicy,
+    /// The type and its settings.
+    pub spec: AuthorizerSpec,
+}
+
+/// The settings of one authorizer, by type. The CEL `Policy`, `Webhook` and `DeletionGuard`
+/// types add variants here.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AuthorizerSpec {
+    /// Allows everything.
+    AlwaysAllow,
+    /// Denies everything (in warrant a real Deny; see `authorizer::always`).
+    AlwaysDeny,
+}
+
+impl AuthorizerSpec {
+    /// The type of this entry.
+    pub fn authorizer_type(&self) -> AuthorizerType {
+        match self {
+            AuthorizerSpec::AlwaysAllow => AuthorizerType::AlwaysAllow,
+            AuthorizerSpec::AlwaysDeny => AuthorizerType::AlwaysDeny,
+        }
+    }
+}
+
+/// Authorizer types, spelled as in the file. Used as the `type` label of metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum AuthorizerType {
+    /// `AlwaysAllow`.
+    AlwaysAllow,
+    /// `AlwaysDeny`.
+    AlwaysDeny,
+}
+
+impl AuthorizerType {
+    /// The spelling in files and metric labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthorizerType::AlwaysAllow => "AlwaysAllow",
+            AuthorizerType::AlwaysDeny => "AlwaysDeny",
+        }
+    }
+}
+
+impl fmt::Display for AuthorizerType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an authorizer's error yields (`failurePolicy`, upstream spelling).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum FailurePolicy {
+    /// The chain stops with a Deny whose reason says what failed.
+    Deny,
+    /// The chain goes on; the error is kept in `evaluationError`.
+    NoOpinion,
+}
+
+impl FailurePolicy {
+    /// The spelling in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailurePolicy::Deny => "Deny",
+            FailurePolicy::NoOpinion => "NoOpinion",
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The file as written: a strict serde mirror of `AuthorizationConfiguration`
+//! (`k8s.io/apiserver/pkg/apis/apiserver/v1/types.go`) plus warrant's own fields. Every field is
+//! optional here so that validation, not decoding, reports what is missing, with upstream's
+//! messages; unknown fields are decoding errors. Values carry their YAML location.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// A value with its YAML location.
+pub type At<T> = Spanned<T>;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct File {
+    /// `apiserver.config.k8s.io/{v1,v1beta1,v1alpha1}` or `warrant.dev/v1alpha1`.
+    #[serde(default)]
+    pub api_version: Option<At<String>>,
+    /// `AuthorizationConfiguration`.
+    #[serde(default)]
+    pub kind: Option<At<String>>,
+    /// The chain, in order.
+    #[serde(default)]
+    pub authorizers: Option<At<Vec<At<Authorizer>>>>,
+}
+
+/// One `authorizers[]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Authorizer {
+    /// The authorizer type.
+    #[serde(default, rename = "type")]
+    pub type_: Option<At<String>>,
+    /// The unique name.
+    #[serde(default)]
+    pub name: Option<At<String>>,
+    /// Upstream's webhook block (type `Webhook` only).
+    #[serde(default)]
+    pub webhook: Option<At<Webhook>>,
+    /// warrant.dev only: what an error of this authorizer yields.
+    #[serde(default)]
+    pub failure_policy: Option<At<String>>,
+    /// warrant.dev only: CEL pre-filters for any type.
+    #[serde(default)]
+    pub match_conditions: Option<At<Vec<At<MatchCondition>>>>,
+}
+
+/// Upstream's `WebhookConfiguration`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Webhook {
+    /// How long allowed answers are cached.
+    #[serde(default, rename = "authorizedTTL")]
+    pub authorized_ttl: Option<At<String>>,
+    /// Whether allowed answers are cached (1.34+).
+    #[serde(default)]
+    pub cache_authorized_requests: Option<At<bool>>,
+    /// How long denied and no-opinion answers are cached.
+    #[serde(default, rename = "unauthorizedTTL")]
+    pub unauthorized_ttl: Option<At<String>>,
+    /// Whether denied and no-opinion answers are cached (1.34+).
+    #[serde(default)]
+    pub cache_unauthorized_requests: Option<At<bool>>,
+    /// Per-attempt timeout.
+    #[serde(default)]
+    pub timeout: Option<At<String>>,
+    /// `v1` or `v1beta1`.
+    #[serde(default)]
+    pub subject_access_review_version: Option<At<String>>,
+    /// `v1`; required iff matchConditions are set.
+    #[serde(default)]
+    pub match_condition_subject_access_review_version: Option<At<String>>,
+    /// `Deny` or `NoOpinion`.
+    #[serde(default)]
+    pub failure_policy: Option<At<String>>,
+    /// How to reach the webhook.
+    #[serde(default)]
+    pub connection_info: Option<At<ConnectionInfo>>,
+    /// CEL pre-filters.
+    #[serde(default)]
+    pub match_conditions: Option<At<Vec<At<MatchCondition>>>>,
+}
+
+/// Upstream's `WebhookConnectionInfo`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConnectionInfo {
+    /// `KubeConfigFile` or `InClusterConfig`.
+    #[serde(default, rename = "type")]
+    pub type_: Option<At<String>>,
+    /// Absolute path of the kubeconfig.
+    #[serde(default)]
+    pub kube_config_file: Option<At<String>>,
+}
+
+/// One CEL match condition.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MatchCondition {
+    /// The CEL expression.
+    #[serde(default)]
+    pub expression: Option<At<String>>,
+}

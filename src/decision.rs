@@ -1,0 +1,145 @@
+//! The vocabulary of authorization: a [`Decision`], the [`Reason`] an authorizer gives for it,
+//! and the [`Verdict`] that carries both out of an authorizer.
+//!
+//! The user-facing reason text `"<authorizer>/<rule>: <message> [<code>]"` is built in exactly
+//! one place, [`AttributedReason`]'s `Display`.
+
+use crate::names::{AuthorizerName, Code, RuleName};
+use serde::Serialize;
+use std::fmt;
+
+/// What an authorizer decided. There is deliberately no `Default`: nothing decides by accident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Decision {
+    /// The request is allowed; the chain stops.
+    Allow,
+    /// The request is denied; the chain stops.
+    Deny,
+    /// No opinion; the next authorizer is asked.
+    NoOpinion,
+}
+
+impl Decision {
+    /// The name used in metrics labels and audit records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "Allow",
+            Decision::Deny => "Deny",
+            Decision::NoOpinion => "NoOpinion",
+        }
+    }
+
+    /// Whether this decision ends the chain.
+    pub fn is_final(self) -> bool {
+        !matches!(self, Decision::NoOpinion)
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why an authorizer decided: an optional rule, a human message and an optional machine code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// The rule inside the authorizer that decided, if the authorizer has rules.
+    pub rule: Option<RuleName>,
+    /// What a `kubectl` user reads.
+    pub message: String,
+    /// A machine-readable code, if the rule carries one.
+    pub code: Option<Code>,
+}
+
+impl Reason {
+    /// A reason with only a message.
+    pub fn message(message: impl Into<String>) -> Self {
+        Self {
+            rule: None,
+            message: message.into(),
+            code: None,
+        }
+    }
+}
+
+/// What one authorizer returns for one review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The decision.
+    pub decision: Decision,
+    /// Why, if the authorizer says.
+    pub reason: Option<Reason>,
+}
+
+impl Verdict {
+    /// A verdict with a reason.
+    pub fn new(decision: Decision, reason: Reason) -> Self {
+        Self {
+            decision,
+            reason: Some(reason),
+        }
+    }
+
+    /// A verdict without any reason (a silent NoOpinion, typically).
+    pub fn bare(decision: Decision) -> Self {
+        Self {
+            decision,
+            reason: None,
+        }
+    }
+}
+
+/// A reason together with the authorizer that gave it. Its `Display` is the one place that
+/// renders `"<authorizer>/<rule>: <message> [<code>]"`; without a rule it is
+/// `"<authorizer>: <message> [<code>]"`, and without a code the bracket is left out.
+#[derive(Debug, Clone, Copy)]
+pub struct AttributedReason<'a> {
+    /// The authorizer that gave the reason.
+    pub authorizer: &'a AuthorizerName,
+    /// The reason itself.
+    pub reason: &'a Reason,
+}
+
+impl fmt::Display for AttributedReason<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.authorizer.as_str())?;
+        if let Some(rule) = &self.reason.rule {
+            write!(f, "/{rule}")?;
+        }
+        write!(f, ": {}", self.reason.message)?;
+        if let Some(code) = &self.reason.code {
+            write!(f, " [{code}]")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributed_reason_shapes() {
+        let name = AuthorizerName::new("tenants").unwrap();
+        let full = Reason {
+            rule: Some(RuleName::new("no-secrets").unwrap()),
+            message: "contractors may not read secrets".into(),
+            code: Some(Code::new("CONTRACTOR_SECRETS").unwrap()),
+        };
+        let r = AttributedReason {
+            authorizer: &name,
+            reason: &full,
+        };
+        assert_eq!(
+            r.to_string(),
+            "tenants/no-secrets: contractors may not read secrets [CONTRACTOR_SECRETS]"
+        );
+        let plain = Reason::message("Everything is forbidden.");
+        let r = AttributedReason {
+            authorizer: &name,
+            reason: &plain,
+        };
+        assert_eq!(r.to_string(), "tenants: Everything is forbidden.");
+    }
+}

@@ -1,0 +1,118 @@
+//! Bytes to [`Review`]: peek at `apiVersion` and `kind`, then decode `spec` in that version.
+
+use super::{ApiVersion, Review};
+use k8s_openapi::api::authorization::v1::{
+    NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Why a request body is not a usable review. Each renders as one line for a `Status` message.
+#[derive(Debug, Error)]
+pub enum ReviewError {
+    /// The body is not a JSON object.
+    #[error("request body is not a JSON object: {0}")]
+    NotJson(serde_json::Error),
+    /// `apiVersion` is absent.
+    #[error("apiVersion is required: expected authorization.k8s.io/v1 or authorization.k8s.io/v1beta1")]
+    MissingApiVersion,
+    /// `apiVersion` names another group or version.
+    #[error("apiVersion {0:?} is not supported: expected authorization.k8s.io/v1 or authorization.k8s.io/v1beta1")]
+    UnsupportedApiVersion(String),
+    /// `kind` is absent or not `SubjectAccessReview`.
+    #[error("kind {0:?} is not supported: expected SubjectAccessReview")]
+    WrongKind(String),
+    /// `spec` is absent.
+    #[error("spec is required")]
+    MissingSpec,
+    /// `spec` does not decode.
+    #[error("spec is invalid: {0}")]
+    InvalidSpec(serde_json::Error),
+    /// The field for groups is spelled for the other version.
+    #[error("spec.{found} is not a field of {version}: use spec.{expected}")]
+    GroupsSpelling {
+        /// The version of the review.
+        version: &'static str,
+        /// The field that was sent.
+        found: &'static str,
+        /// The field this version uses.
+        expected: &'static str,
+    },
+    /// Neither attribute kind is set.
+    #[error("spec: exactly one of resourceAttributes or nonResourceAttributes must be set, got neither")]
+    NoAttributes,
+    /// Both attribute kinds are set.
+    #[error("spec: exactly one of resourceAttributes or nonResourceAttributes must be set, got both")]
+    BothAttributes,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(borrow, default)]
+    spec: Option<&'a RawValue>,
+}
+
+/// The spec as either version spells it. v1 names the groups `groups` and v1beta1 `group`
+/// (`k8s.io/api/authorization/{v1,v1beta1}/types.go`); everything else is the same, so one shim
+/// reads both and [`decode`] refuses the spelling of the other version.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireSpec {
+    #[serde(default)]
+    user: Option<String>,
+    #[serde(default)]
+    groups: Option<Vec<String>>,
+    #[serde(default)]
+    group: Option<Vec<String>>,
+    #[serde(default)]
+    uid: Option<String>,
+    #[serde(default)]
+    extra: Option<BTreeMap<String, Vec<String>>>,
+    #[serde(default)]
+    resource_attributes: Option<ResourceAttributes>,
+    #[serde(default)]
+    non_resource_attributes: Option<NonResourceAttributes>,
+}
+
+/// Decodes one review from a JSON body.
+pub fn decode(body: &[u8]) -> Result<Review, ReviewError> {
+    let envelope: Envelope<'_> = serde_json::from_slice(body).map_err(ReviewError::NotJson)?;
+    let version = match envelope.api_version.as_deref() {
+        None | Some("") => return Err(ReviewError::MissingApiVersion),
+        Some("authorization.k8s.io/v1") => ApiVersion::V1,
+        Some("authorization.k8s.io/v1beta1") => ApiVersion::V1beta1,
+        Some(other) => return Err(ReviewError::UnsupportedApiVersion(other.to_owned())),
+    };
+    match envelope.kind.as_deref() {
+        Some("SubjectAccessReview") => {}
+        other => return Err(ReviewError::WrongKind(other.unwrap_or("").to_owned())),
+    }
+    let raw = envelope.spec.ok_or(ReviewError::MissingSpec)?;
+    let wire: WireSpec = serde_json::from_str(raw.get()).map_err(ReviewError::InvalidSpec)?;
+    let (groups, other, found, expected) = match version {
+        ApiVersion::V1 => (wire.groups, wire.group, "group", "groups"),
+        ApiVersion::V1beta1 => (wire.group, wire.groups, "groups", "group"),
+    };
+    if other.is_some() {
+        return Err(ReviewError::GroupsSpelling {
+            version: version.as_str(),
+            found,
+            expected,
+        });
+    }
+    let spec = SubjectAccessReviewSpec {
+        user: wire.user,
+        groups,
+        uid: wire.uid,
+        extra: wire.extra,
+        resource_attributes: wire.resource_attributes,
+        non_resource_attributes: wire.non_resource_attributes,
+    };
+    Review::new(version, spec)
+}

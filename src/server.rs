@@ -1,0 +1,242 @@
+//! The HTTPS server: hyper 1 on tokio with rustls, HTTP/1.1 and HTTP/2 (ALPN), handshake and
+//! header-read timeouts, and a graceful drain on shutdown. It speaks HTTP, TLS and caller
+//! authentication and knows no rules: reviews go to the live chain through [`routes`].
+
+pub mod bootstrap;
+pub mod caller;
+mod rejection;
+pub mod routes;
+pub mod tls;
+
+pub use rejection::Rejection;
+pub use routes::{AppState, ConnectionInfo};
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+use tls::ReloadingTls;
+use tokio::net::TcpListener;
+
+/// Timeouts and limits of the listener.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The HTTPS address.
+    pub listen: SocketAddr,
+    /// An optional plain-HTTP address; must be loopback.
+    pub insecure_listen: Option<SocketAddr>,
+    /// How long a TLS handshake may take.
+    pub handshake_timeout: Duration,
+    /// How long a client may take to send request headers (HTTP/1.1).
+    pub header_read_timeout: Duration,
+    /// How long in-flight requests may take to finish after shutdown begins.
+    pub shutdown_grace: Duration,
+    /// Most concurrent HTTP/2 streams per connection.
+    pub max_concurrent_streams: u32,
+}
+
+impl ServerOptions {
+    /// Defaults for a listen address: 10 s handshake and header timeouts, 30 s drain, 250 streams.
+    pub fn new(listen: SocketAddr) -> Self {
+        Self {
+            listen,
+            insecure_listen: None,
+            handshake_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
+            max_concurrent_streams: 250,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, Error)]
+pub enum ServeError {
+    /// An address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The plain-HTTP address is not loopback.
+    #[error("--insecure-listen {0} refused: plain HTTP is only served on a loopback address (127.0.0.0/8 or ::1)")]
+    InsecureNotLoopback(SocketAddr),
+}
+
+/// A bound server, ready to run.
+pub struct Server {
+    listener: TcpListener,
+    insecure: Option<TcpListener>,
+    tls: Arc<ReloadingTls>,
+    state: Arc<AppState>,
+    options: ServerOptions,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("options", &self.options).finish()
+    }
+}
+
+async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })
+}
+
+impl Server {
+    /// Binds the listeners.
+    pub async fn bind(
+        options: ServerOptions,
+        tls: Arc<ReloadingTls>,
+        state: Arc<AppState>,
+    ) -> Result<Self, ServeError> {
+        if let Some(addr) = options.insecure_listen
+            && !addr.ip().is_loopback()
+        {
+            return Err(ServeError::InsecureNotLoopback(addr));
+        }
+        let listener = bind(options.listen).await?;
+        let insecure = match options.insecure_listen {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        Ok(Self {
+            listener,
+            insecure,
+            tls,
+            state,
+            options,
+        })
+    }
+
+    /// The bound HTTPS address (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or(self.options.listen)
+    }
+
+    /// The bound plain-HTTP address, if any.
+    pub fn insecure_addr(&self) -> Option<SocketAddr> {
+        self.insecure.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and drains in-flight requests
+    /// for at most the grace period.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.options.header_read_timeout)
+            .keep_alive(true);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(self.options.max_concurrent_streams)
+            .keep_alive_interval(Some(Duration::from_secs(30)));
+        let builder = Arc::new(builder);
+        let graceful = GracefulShutdown::new();
+        let Server {
+            listener,
+            insecure,
+            tls,
+            state,
+            options,
+        } = self;
+
+        tokio::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                a = listener.accept() => a.map(|(tcp, _)| (tcp, false)),
+                a = accept_optional(insecure.as_ref()) => a.map(|(tcp, _)| (tcp, true)),
+                _ = &mut shutdown => break,
+            };
+            let (tcp, plain) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let (builder, state) = (builder.clone(), state.clone());
+            let watcher = graceful.watcher();
+            if plain {
+                let info = ConnectionInfo {
+                    verified_cert: false,
+                    insecure: true,
+                };
+                serve_connection(&builder, watcher, state, info, tcp);
+                continue;
+            }
+            let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
+            let handshake_timeout = options.handshake_timeout;
+            tokio::spawn(async move {
+                let stream = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::debug!("TLS handshake timed out");
+                        return;
+                    }
+                };
+                let info = ConnectionInfo {
+                    verified_cert: stream.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty()),
+                    insecure: false,
+                };
+                serve_connection(&builder, watcher, state, info, stream);
+            });
+        }
+        drop(listener);
+        drop(insecure);
+        tracing::info!("shutting down: draining in-flight requests");
+        if tokio::time::timeout(options.shutdown_grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("grace period ended with requests still in flight");
+        }
+    }
+}
+
+async fn accept_optional(
+    listener: Option<&TcpListener>,
+) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn serve_connection<I>(
+    builder: &Arc<auto::Builder<TokioExecutor>>,
+    watcher: Watcher,
+    state: Arc<AppState>,
+    info: ConnectionInfo,
+    io: I,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| {
+        let state = state.clone();
+        async move { Ok::<_, Infallible>(routes::serve(state, info, req).await) }
+    });
+    let conn = builder.serve_connection(TokioIo::new(io), service).into_owned();
+    let conn = watcher.watch(conn);
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+    });
+}

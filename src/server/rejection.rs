@@ -1,0 +1,105 @@
+//! The one place where a refused request becomes an HTTP response: a `metav1.Status`-shaped JSON
+//! body whose message says what is wrong.
+
+use crate::review::ReviewError;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Response, StatusCode, header};
+use serde::Serialize;
+use thiserror::Error;
+
+/// Why a request is refused.
+#[derive(Debug, Error)]
+pub enum Rejection {
+    /// The body is not a usable review.
+    #[error("{0}")]
+    BadReview(#[from] ReviewError),
+    /// The request's content type is not JSON.
+    #[error("Content-Type {0:?} is not supported: send application/json")]
+    ContentType(String),
+    /// The body is larger than allowed.
+    #[error("request body is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The body could not be read in full.
+    #[error("request body could not be read: {0}")]
+    BodyRead(String),
+    /// No client certificate and no valid bearer token.
+    #[error("caller is not authenticated: present a client certificate signed by the configured client CA or a valid bearer token")]
+    Unauthenticated,
+    /// No such route.
+    #[error("no route for {0}")]
+    NotFound(String),
+    /// The route exists but not for this method.
+    #[error("method {method} is not allowed on {path}")]
+    MethodNotAllowed {
+        /// The method used.
+        method: String,
+        /// The path.
+        path: String,
+    },
+    /// No valid configuration is loaded yet.
+    #[error("no valid authorization configuration is loaded yet")]
+    NotReady,
+}
+
+impl Rejection {
+    /// The HTTP status and the Status `reason` for this rejection.
+    pub fn code(&self) -> (StatusCode, &'static str) {
+        match self {
+            Rejection::BadReview(_) | Rejection::ContentType(_) | Rejection::BodyRead(_) => {
+                (StatusCode::BAD_REQUEST, "BadRequest")
+            }
+            Rejection::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge"),
+            Rejection::Unauthenticated => (StatusCode::UNAUTHORIZED, "Unauthorized"),
+            Rejection::NotFound(_) => (StatusCode::NOT_FOUND, "NotFound"),
+            Rejection::MethodNotAllowed { .. } => (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed"),
+            Rejection::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable"),
+        }
+    }
+
+    /// The response for this rejection.
+    pub fn into_response(self) -> Response<Full<Bytes>> {
+        let (code, reason) = self.code();
+        let body = Status {
+            kind: "Status",
+            api_version: "v1",
+            metadata: Empty {},
+            status: "Failure",
+            message: self.to_string(),
+            reason,
+            code: code.as_u16(),
+        };
+        let bytes = serde_json::to_vec(&body).unwrap_or_default();
+        let mut resp = Response::new(Full::new(Bytes::from(bytes)));
+        *resp.status_mut() = code;
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        if code == StatusCode::UNAUTHORIZED {
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer realm=\"warrant\""),
+            );
+        }
+        resp
+    }
+}
+
+#[derive(Serialize)]
+struct Empty {}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    kind: &'static str,
+    api_version: &'static str,
+    metadata: Empty,
+    status: &'static str,
+    message: String,
+    reason: &'static str,
+    code: u16,
+}

@@ -1,0 +1,211 @@
+//! The routes: `POST /authorize` (SubjectAccessReview), `GET /healthz`, `GET /readyz` (ready once
+//! a valid configuration is loaded) and `GET /metrics`. Probes are open to everyone, because
+//! kubelet probes present no credentials; `/authorize` and `/metrics` require an authenticated
+//! caller when caller authentication is configured.
+
+use super::caller::CallerAuth;
+use super::rejection::Rejection;
+use crate::authorizer::{Deadline, Input};
+use crate::clock::Clock;
+use crate::reload::LiveChain;
+use crate::review;
+use crate::telemetry::audit::{AuditRecord, AuditSink};
+use crate::telemetry::metrics::{self, Metrics};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode, header};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The largest review body accepted (1 MiB).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How long a client may take to send the body after its headers.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything a request needs, shared by all connections.
+#[derive(Debug)]
+pub struct AppState {
+    /// The chain being served.
+    pub live: Arc<LiveChain>,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Audit records.
+    pub audit: Arc<AuditSink>,
+    /// The source of "now".
+    pub clock: Arc<dyn Clock>,
+    /// Caller authentication for the TLS listener.
+    pub caller_auth: CallerAuth,
+    /// Time budget of one review through the chain.
+    pub review_timeout: Duration,
+}
+
+/// What the connection knows about its peer.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionInfo {
+    /// A client certificate was presented and verified during the handshake.
+    pub verified_cert: bool,
+    /// The connection is the plain-HTTP loopback listener.
+    pub insecure: bool,
+}
+
+/// Serves one request; never fails, every problem becomes a response.
+pub async fn serve(
+    state: Arc<AppState>,
+    conn: ConnectionInfo,
+    req: Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    let resp = match route(&state, conn, req).await {
+        Ok(r) => r,
+        Err(rejection) => rejection.into_response(),
+    };
+    state.metrics.record_http(resp.status().as_u16());
+    resp
+}
+
+fn text(code: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *r.status_mut() = code;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+async fn route(
+    state: &AppState,
+    conn: ConnectionInfo,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Rejection> {
+    let path = req.uri().path().to_owned();
+    let method = req.method().clone();
+    let allowed = match path.as_str() {
+        "/authorize" => Method::POST,
+        "/healthz" | "/readyz" | "/livez" | "/metrics" => Method::GET,
+        _ => return Err(Rejection::NotFound(path)),
+    };
+    if method != allowed && !(allowed == Method::GET && method == Method::HEAD) {
+        return Err(Rejection::MethodNotAllowed {
+            method: method.to_string(),
+            path,
+        });
+    }
+    match path.as_str() {
+        "/healthz" | "/livez" => Ok(text(StatusCode::OK, "ok")),
+        "/readyz" => Ok(if state.live.is_ready() {
+            text(StatusCode::OK, "ok")
+        } else {
+            text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not ready: no valid authorization configuration is loaded",
+            )
+        }),
+        _ => {
+            authenticate(state, conn, &req)?;
+            if path == "/metrics" {
+                let mut r = Response::new(Full::new(Bytes::from(state.metrics.encode())));
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    header::HeaderValue::from_static(metrics::CONTENT_TYPE),
+                );
+                Ok(r)
+            } else {
+                authorize(state, req).await
+            }
+        }
+    }
+}
+
+fn authenticate(state: &AppState, conn: ConnectionInfo, req: &Request<Incoming>) -> Result<(), Rejection> {
+    let authorization = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    // The plain-HTTP listener is loopback only; there, bearer tokens still apply when a token
+    // file is configured, and otherwise a local caller is trusted.
+    let auth = if conn.insecure {
+        CallerAuth {
+            client_certificates: false,
+            tokens: state.caller_auth.tokens.clone(),
+        }
+    } else {
+        state.caller_auth.clone()
+    };
+    auth.authenticate(conn.verified_cert, authorization)
+        .map(|_| ())
+        .ok_or(Rejection::Unauthenticated)
+}
+
+fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
+    let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
+        // Absent means JSON, as the API server's own client assumes.
+        return Ok(());
+    };
+    let raw = value.to_str().unwrap_or("");
+    let essence = raw.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(Rejection::ContentType(raw.to_owned()))
+    }
+}
+
+async fn read_body(req: Request<Incoming>) -> Result<Bytes, Rejection> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(Rejection::TooLarge {
+            limit: MAX_BODY_BYTES,
+        });
+    }
+    let body = Limited::new(req.into_body(), MAX_BODY_BYTES);
+    match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
+        Err(_) => Err(Rejection::BodyRead(format!(
+            "not received within {}s",
+            BODY_READ_TIMEOUT.as_secs()
+        ))),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::TooLarge {
+            limit: MAX_BODY_BYTES,
+        }),
+        Ok(Err(e)) => Err(Rejection::BodyRead(e.to_string())),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+async fn authorize(state: &AppState, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Rejection> {
+    check_content_type(&req)?;
+    let body = read_body(req).await?;
+    let review = review::decode(&body)?;
+    let active = state.live.load().ok_or(Rejection::NotReady)?;
+    let started = Instant::now();
+    let input = Input {
+        review,
+        now: state.clock.now(),
+    };
+    let answer = active
+        .chain
+        .authorize(&input, Deadline::after(state.review_timeout))
+        .await;
+    let elapsed = started.elapsed();
+    state.metrics.record_answer(&answer, elapsed);
+    if state.audit.is_enabled() {
+        state.audit.write(&AuditRecord::new(
+            &input,
+            &answer,
+            elapsed,
+            Some(&active.source.hash),
+        ));
+    }
+    let bytes = review::encode_response(input.review.version(), &answer.status());
+    let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
+}

@@ -1,0 +1,220 @@
+//! TLS for the listener: rustls on the ring provider, TLS 1.2 and 1.3, ALPN `h2` and
+//! `http/1.1`, optional client-certificate verification against a CA bundle, and reloading of the
+//! serving certificate, key and client CA when their files change (cert-manager rotation).
+//!
+//! The whole `ServerConfig` is rebuilt on a change and swapped in; each accepted connection
+//! takes the current one, so new handshakes present the new certificate at once while open
+//! connections keep theirs and are never dropped. A half-written rotation (cert and key that do
+//! not match yet) is refused and the previous config keeps serving until the files agree.
+
+use crate::file_watch::{FileWatch, WatchTiming};
+use arc_swap::ArcSwap;
+use rustls::ServerConfig;
+use rustls::server::WebPkiClientVerifier;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Why a TLS configuration could not be built.
+#[derive(Debug, Error)]
+pub enum TlsError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file holds no usable PEM of the expected kind.
+    #[error("{path}: {what}")]
+    Pem {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// rustls refused the material (e.g. key does not match certificate).
+    #[error("invalid TLS material ({cert} / {key}): {source}")]
+    Rustls {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// The cause.
+        source: rustls::Error,
+    },
+    /// The client CA bundle could not be used.
+    #[error("client CA {path}: {what}")]
+    ClientCa {
+        /// The CA file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// The files the listener's TLS is made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// Serving certificate chain (PEM).
+    pub cert: PathBuf,
+    /// Serving private key (PEM).
+    pub key: PathBuf,
+    /// CA bundle that client certificates must chain to; `None` for no client certificates.
+    pub client_ca: Option<PathBuf>,
+}
+
+impl TlsFiles {
+    fn paths(&self) -> Vec<&Path> {
+        let mut v = vec![self.cert.as_path(), self.key.as_path()];
+        if let Some(ca) = &self.client_ca {
+            v.push(ca.as_path());
+        }
+        v
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
+    std::fs::read(path).map_err(|source| TlsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The ring crypto provider, passed explicitly everywhere so no other provider can be picked.
+pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Reads the files and builds a server config.
+pub fn build(files: &TlsFiles) -> Result<(ServerConfig, Vec<Vec<u8>>), TlsError> {
+    let cert_pem = read(&files.cert)?;
+    let key_pem = read(&files.key)?;
+    let ca_pem = files.client_ca.as_deref().map(read).transpose()?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| TlsError::Pem {
+            path: files.cert.clone(),
+            what: e.to_string(),
+        })?;
+    if chain.is_empty() {
+        return Err(TlsError::Pem {
+            path: files.cert.clone(),
+            what: "no CERTIFICATE block found".into(),
+        });
+    }
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::Pem {
+        path: files.key.clone(),
+        what: format!("no usable private key: {e}"),
+    })?;
+    let provider = provider();
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|source| TlsError::Rustls {
+            cert: files.cert.clone(),
+            key: files.key.clone(),
+            source,
+        })?;
+    let verifier = match (&files.client_ca, &ca_pem) {
+        (Some(path), Some(pem)) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_slice_iter(pem) {
+                let cert = cert.map_err(|e| TlsError::ClientCa {
+                    path: path.clone(),
+                    what: e.to_string(),
+                })?;
+                roots.add(cert).map_err(|e| TlsError::ClientCa {
+                    path: path.clone(),
+                    what: e.to_string(),
+                })?;
+            }
+            if roots.is_empty() {
+                return Err(TlsError::ClientCa {
+                    path: path.clone(),
+                    what: "no CERTIFICATE block found".into(),
+                });
+            }
+            // Unauthenticated clients may finish the handshake: the HTTP layer answers them
+            // with a 401 that says why. A certificate that is presented must verify, or the
+            // handshake fails.
+            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .allow_unauthenticated()
+                .build()
+                .map_err(|e| TlsError::ClientCa {
+                    path: path.clone(),
+                    what: e.to_string(),
+                })?
+        }
+        _ => WebPkiClientVerifier::no_client_auth(),
+    };
+    let mut config = builder
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)
+        .map_err(|source| TlsError::Rustls {
+            cert: files.cert.clone(),
+            key: files.key.clone(),
+            source,
+        })?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let mut raw = vec![cert_pem, key_pem];
+    raw.extend(ca_pem);
+    Ok((config, raw))
+}
+
+/// The listener's current TLS config, rebuilt when its files change.
+#[derive(Debug)]
+pub struct ReloadingTls {
+    files: TlsFiles,
+    current: ArcSwap<ServerConfig>,
+    last_raw: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl ReloadingTls {
+    /// Builds the first config; fails if the files are unusable now.
+    pub fn new(files: TlsFiles) -> Result<Self, TlsError> {
+        let (config, raw) = build(&files)?;
+        Ok(Self {
+            files,
+            current: ArcSwap::from_pointee(config),
+            last_raw: std::sync::Mutex::new(raw),
+        })
+    }
+
+    /// The config for the next handshake.
+    pub fn current(&self) -> Arc<ServerConfig> {
+        self.current.load_full()
+    }
+
+    /// Re-reads the files; swaps in a new config when they changed and are valid. Returns
+    /// whether a new config was installed.
+    pub fn reload(&self) -> bool {
+        match build(&self.files) {
+            Ok((config, raw)) => {
+                let mut last = self.last_raw.lock().unwrap_or_else(|p| p.into_inner());
+                if *last == raw {
+                    return false;
+                }
+                *last = raw;
+                self.current.store(Arc::new(config));
+                tracing::info!(cert = %self.files.cert.display(), "serving certificate reloaded");
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "TLS files changed but cannot be used yet; keeping the current certificate");
+                false
+            }
+        }
+    }
+
+    /// Watches the files and reloads on change, until the task is dropped.
+    pub async fn watch(self: Arc<Self>, timing: WatchTiming) {
+        let mut watch = FileWatch::new(&self.files.paths(), timing);
+        loop {
+            watch.changed().await;
+            self.reload();
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Telemetry records and never decides: Prometheus [`metrics`], one [`audit`] record per review,
+//! and the operational [`logging`] set-up.
+
+pub mod audit;
+pub mod logging;
+pub mod metrics;

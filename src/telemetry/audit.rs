@@ -1,0 +1,265 @@
+//! One structured audit record (a JSON line) per review: who asked for what, each authorizer
+//! consulted with its outcome and latency, and the final answer. Records are written by a
+//! dedicated thread so that a slow disk never stalls a review; if the writer falls behind by
+//! more than [`QUEUE_CAPACITY`] records, new ones are dropped and counted
+//! (`warrant_audit_records_dropped_total`).
+
+use super::metrics::Metrics;
+use crate::authorizer::{Answer, Input, Step, StepOutcome};
+use chrono::{DateTime, SecondsFormat, Utc};
+use k8s_openapi::api::authorization::v1::{NonResourceAttributes, ResourceAttributes};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How many records may wait for the writer.
+pub const QUEUE_CAPACITY: usize = 65_536;
+
+/// One authorizer consulted, as audit records and `warrant check -o json` show it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRecord<'a> {
+    /// The authorizer's name.
+    pub authorizer: &'a str,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub authorizer_type: &'static str,
+    /// The decision it contributed (after failure policy).
+    pub decision: &'static str,
+    /// The rule that decided inside it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<&'a str>,
+    /// Its message, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'a str>,
+    /// Its code, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'a str>,
+    /// Its error, if it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The failure policy applied, if it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_policy: Option<&'static str>,
+    /// How long it took, in seconds.
+    pub latency_seconds: f64,
+}
+
+impl<'a> StepRecord<'a> {
+    /// The record of one step.
+    pub fn new(step: &'a Step) -> Self {
+        let (rule, message, code, error, failure_policy) = match &step.outcome {
+            StepOutcome::Verdict(v) => match &v.reason {
+                Some(r) => (
+                    r.rule.as_ref().map(|n| n.as_str()),
+                    Some(r.message.as_str()),
+                    r.code.as_ref().map(|c| c.as_str()),
+                    None,
+                    None,
+                ),
+                None => (None, None, None, None, None),
+            },
+            StepOutcome::Failed { error, policy } => (
+                None,
+                None,
+                None,
+                Some(error.to_string()),
+                Some(policy.as_str()),
+            ),
+        };
+        Self {
+            authorizer: step.authorizer.as_str(),
+            authorizer_type: step.authorizer_type.as_str(),
+            decision: step.decision().as_str(),
+            rule,
+            message,
+            code,
+            error,
+            failure_policy,
+            latency_seconds: step.elapsed.as_secs_f64(),
+        }
+    }
+}
+
+/// One review's audit record.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord<'a> {
+    /// When the review was judged (RFC 3339, UTC).
+    pub time: String,
+    /// The review's apiVersion.
+    pub api_version: &'static str,
+    /// The user.
+    pub user: &'a str,
+    /// The user's UID, when sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<&'a str>,
+    /// The groups, in order.
+    pub groups: &'a [String],
+    /// The extra attributes, when sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<&'a BTreeMap<String, Vec<String>>>,
+    /// The resource attributes of a resource request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_attributes: Option<&'a ResourceAttributes>,
+    /// The attributes of a non-resource request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_resource_attributes: Option<&'a NonResourceAttributes>,
+    /// Every authorizer consulted, in order.
+    pub authorizers: Vec<StepRecord<'a>>,
+    /// The final decision.
+    pub decision: &'static str,
+    /// The authorizer that decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<&'a str>,
+    /// The deciding code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'a str>,
+    /// `status.allowed` as answered.
+    pub allowed: bool,
+    /// `status.denied` as answered.
+    pub denied: bool,
+    /// `status.reason` as answered.
+    pub reason: &'a str,
+    /// `status.evaluationError` as answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evaluation_error: Option<String>,
+    /// Whole-chain latency in seconds.
+    pub latency_seconds: f64,
+    /// The hash of the configuration that answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_hash: Option<&'a str>,
+}
+
+impl<'a> AuditRecord<'a> {
+    /// The record of one answered review.
+    pub fn new(
+        input: &'a Input,
+        answer: &'a Answer,
+        elapsed: Duration,
+        config_hash: Option<&'a str>,
+    ) -> Self {
+        let spec = input.review.spec();
+        Self {
+            time: rfc3339(input.now),
+            api_version: input.review.version().as_str(),
+            user: input.review.user(),
+            uid: spec.uid.as_deref(),
+            groups: input.review.groups(),
+            extra: spec.extra.as_ref(),
+            resource_attributes: spec.resource_attributes.as_ref(),
+            non_resource_attributes: spec.non_resource_attributes.as_ref(),
+            authorizers: answer.trace.iter().map(StepRecord::new).collect(),
+            decision: answer.decision.as_str(),
+            decided_by: answer.decided_by.as_ref().map(|n| n.as_str()),
+            code: answer.code.as_ref().map(|c| c.as_str()),
+            allowed: answer.decision == crate::decision::Decision::Allow,
+            denied: answer.decision == crate::decision::Decision::Deny,
+            reason: &answer.reason,
+            evaluation_error: answer.evaluation_error(),
+            latency_seconds: elapsed.as_secs_f64(),
+            config_hash,
+        }
+    }
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// Where audit records go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditTarget {
+    /// Nowhere.
+    Disabled,
+    /// Standard output.
+    Stdout,
+    /// A file, appended to.
+    File(PathBuf),
+}
+
+/// The audit writer: a queue and the thread that drains it.
+#[derive(Debug)]
+pub struct AuditSink {
+    tx: Option<SyncSender<Vec<u8>>>,
+    thread: Option<JoinHandle<()>>,
+    metrics: Arc<Metrics>,
+}
+
+impl AuditSink {
+    /// Opens the target and starts the writer thread.
+    pub fn open(target: &AuditTarget, metrics: Arc<Metrics>) -> std::io::Result<Self> {
+        let out: Box<dyn Write + Send> = match target {
+            AuditTarget::Disabled => {
+                return Ok(Self {
+                    tx: None,
+                    thread: None,
+                    metrics,
+                });
+            }
+            AuditTarget::Stdout => Box::new(std::io::stdout()),
+            AuditTarget::File(p) => Box::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)?,
+            ),
+        };
+        let (tx, rx) = sync_channel(QUEUE_CAPACITY);
+        let thread = std::thread::Builder::new()
+            .name("warrant-audit".into())
+            .spawn(move || drain(rx, out))?;
+        Ok(Self {
+            tx: Some(tx),
+            thread: Some(thread),
+            metrics,
+        })
+    }
+
+    /// Queues one record; never blocks.
+    pub fn write(&self, record: &AuditRecord<'_>) {
+        let Some(tx) = &self.tx else { return };
+        let Ok(mut line) = serde_json::to_vec(record) else {
+            return;
+        };
+        line.push(b'\n');
+        match tx.try_send(line) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.metrics.record_audit_dropped()
+            }
+        }
+    }
+
+    /// Whether records are written anywhere.
+    pub fn is_enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+}
+
+impl Drop for AuditSink {
+    fn drop(&mut self) {
+        // Closing the queue lets the thread write what is left, flush and end.
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn drain(rx: Receiver<Vec<u8>>, out: Box<dyn Write + Send>) {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+    while let Ok(line) = rx.recv() {
+        let _ = out.write_all(&line);
+        while let Ok(more) = rx.try_recv() {
+            let _ = out.write_all(&more);
+        }
+        let _ = out.flush();
+    }
+    let _ = out.flush();
+}

@@ -1,1 +1,8 @@
-fn main(){}
+//! Black-box tests of warrant over real HTTPS: rcgen certificates, a real rustls client, the
+//! library's server started on 127.0.0.1:0, and the `warrant` binary itself.
+
+mod binary;
+mod http;
+mod reload;
+mod support;
+mod tls;

@@ -1,0 +1,250 @@
+//! Reviews over HTTPS: round trips in both versions, malformed input, caller authentication.
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_round_trip_over_h2() {
+    let w = Warrant::start(Options::default()).await;
+    let r = w
+        .client()
+        .post(w.url("/authorize"))
+        .header("Content-Type", "application/json")
+        .body(V1_REVIEW)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.version(), reqwest::Version::HTTP_2, "ALPN should pick h2");
+    assert_eq!(r.status(), 200);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(v["apiVersion"], "authorization.k8s.io/v1");
+    assert_eq!(v["kind"], "SubjectAccessReview");
+    assert_eq!(v["status"]["allowed"], true);
+    assert!(v["status"].get("denied").is_none());
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1beta1_round_trip_answers_in_v1beta1() {
+    let w = Warrant::start(Options {
+        config: Some(DENY_ALL.into()),
+        ..Options::default()
+    })
+    .await;
+    let (code, v) = post_review(&w.client(), &w.url("/authorize"), V1BETA1_REVIEW).await;
+    assert_eq!(code, 200);
+    assert_eq!(v["apiVersion"], "authorization.k8s.io/v1beta1");
+    assert_eq!(v["status"]["allowed"], false);
+    assert_eq!(v["status"]["denied"], true);
+    assert_eq!(v["status"]["reason"], "deny-all: Everything is forbidden.");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http1_also_served() {
+    let w = Warrant::start(Options::default()).await;
+    let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let c = reqwest::Client::builder()
+        .tls_backend_preconfigured(cfg)
+        .build()
+        .unwrap();
+    let r = c
+        .post(w.url("/authorize"))
+        .body(V1_REVIEW)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.version(), reqwest::Version::HTTP_11);
+    assert_eq!(r.status(), 200, "absent Content-Type is taken as JSON");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_reviews_get_400_with_a_status_body() {
+    let w = Warrant::start(Options::default()).await;
+    let c = w.client();
+    let rows: &[(&str, &str, &str)] = &[
+        ("not json", "{not json", "request body is not a JSON object"),
+        (
+            "wrong kind",
+            r#"{"apiVersion":"authorization.k8s.io/v1","kind":"TokenReview","spec":{}}"#,
+            "kind \"TokenReview\" is not supported",
+        ),
+        (
+            "wrong apiVersion",
+            r#"{"apiVersion":"authorization.k8s.io/v2","kind":"SubjectAccessReview","spec":{}}"#,
+            "apiVersion \"authorization.k8s.io/v2\" is not supported",
+        ),
+        (
+            "both attribute kinds",
+            r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"resourceAttributes":{},"nonResourceAttributes":{}}}"#,
+            "got both",
+        ),
+        (
+            "neither attribute kind",
+            r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"x"}}"#,
+            "got neither",
+        ),
+    ];
+    for (name, body, want) in rows {
+        let (code, v) = post_review(&c, &w.url("/authorize"), body).await;
+        assert_eq!(code, 400, "{name}");
+        assert_eq!(v["kind"], "Status", "{name}");
+        assert_eq!(v["status"], "Failure", "{name}");
+        assert_eq!(v["reason"], "BadRequest", "{name}");
+        assert_eq!(v["code"], 400, "{name}");
+        let msg = v["message"].as_str().unwrap();
+        assert!(msg.contains(want), "{name}: {msg}");
+    }
+    // Wrong content type.
+    let r = c
+        .post(w.url("/authorize"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(V1_REVIEW)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert!(v["message"].as_str().unwrap().contains("send application/json"));
+    // Over 1 MiB, with a Content-Length and streamed without one.
+    let big = format!(
+        r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{{"user":"{}","nonResourceAttributes":{{}}}}}}"#,
+        "a".repeat(1024 * 1024 + 1)
+    );
+    let (code, v) = post_review(&c, &w.url("/authorize"), &big).await;
+    assert_eq!(code, 413);
+    assert_eq!(v["reason"], "RequestEntityTooLarge");
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        vec![Ok(vec![b' '; 700 * 1024]), Ok(vec![b' '; 700 * 1024])];
+    let r = c
+        .post(w.url("/authorize"))
+        .body(reqwest::Body::wrap_stream(futures_stream(chunks)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    // Routes and methods.
+    assert_eq!(c.get(w.url("/nope")).send().await.unwrap().status(), 404);
+    assert_eq!(c.get(w.url("/authorize")).send().await.unwrap().status(), 405);
+    // The server survived all of it.
+    let (code, v) = post_review(&c, &w.url("/authorize"), V1_REVIEW).await;
+    assert_eq!((code, v["status"]["allowed"].as_bool()), (200, Some(true)));
+    w.stop().await;
+}
+
+fn futures_stream(
+    chunks: Vec<Result<Vec<u8>, std::io::Error>>,
+) -> impl futures_core::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + 'static {
+    struct S(std::vec::IntoIter<Result<Vec<u8>, std::io::Error>>);
+    impl futures_core::Stream for S {
+        type Item = Result<Vec<u8>, std::io::Error>;
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Self::Item>> {
+            std::task::Poll::Ready(self.0.next())
+        }
+    }
+    S(chunks.into_iter())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mtls_required_accepted_and_rejected() {
+    let w = Warrant::start(Options::default()).await;
+    // No certificate: the handshake completes, the request gets 401 with a Status body.
+    let (code, v) = post_review(&w.anonymous_client(), &w.url("/authorize"), V1_REVIEW).await;
+    assert_eq!(code, 401);
+    assert_eq!(v["reason"], "Unauthorized");
+    assert!(v["message"].as_str().unwrap().contains("not authenticated"));
+    // Metrics also need a caller; probes do not.
+    assert_eq!(w.anonymous_client().get(w.url("/metrics")).send().await.unwrap().status(), 401);
+    assert_eq!(w.anonymous_client().get(w.url("/healthz")).send().await.unwrap().status(), 200);
+    // A certificate from a foreign CA: the handshake itself fails.
+    let foreign = Ca::new("foreign").client("mallory");
+    let c = client(&w.ca.cert_pem, Some(&foreign));
+    let err = c
+        .post(w.url("/authorize"))
+        .body(V1_REVIEW)
+        .send()
+        .await
+        .expect_err("foreign client certificate must be refused");
+    assert!(err.is_connect() || err.is_request(), "{err:?}");
+    // The right certificate.
+    let (code, _) = post_review(&w.client(), &w.url("/authorize"), V1_REVIEW).await;
+    assert_eq!(code, 200);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bearer_tokens_accepted_and_rejected() {
+    let w = Warrant::start(Options {
+        client_ca: false,
+        tokens: Some("s3cret,kube-apiserver,uid-1,\"system:masters\"\n"),
+        ..Options::default()
+    })
+    .await;
+    let c = w.anonymous_client();
+    let send = |token: Option<&'static str>| {
+        let mut rb = c.post(w.url("/authorize")).body(V1_REVIEW);
+        if let Some(t) = token {
+            rb = rb.bearer_auth(t);
+        }
+        rb.send()
+    };
+    assert_eq!(send(Some("s3cret")).await.unwrap().status(), 200);
+    assert_eq!(send(Some("wrong")).await.unwrap().status(), 401);
+    let r = send(None).await.unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(r.headers()["www-authenticate"], "Bearer realm=\"warrant\"");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_audit_record_each_review() {
+    let w = Warrant::start(Options {
+        config: Some(DENY_ALL.into()),
+        audit: true,
+        ..Options::default()
+    })
+    .await;
+    let c = w.client();
+    for _ in 0..3 {
+        post_review(&c, &w.url("/authorize"), V1_REVIEW).await;
+    }
+    let text = c.get(w.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    for want in [
+        "warrant_authorization_decisions_total{type=\"AlwaysDeny\",name=\"deny-all\",decision=\"denied\"} 3",
+        "warrant_authorization_attempts_total{result=\"denied\"} 3",
+        "warrant_authorization_duration_seconds_bucket{le=\"1e-5\",result=\"denied\"}",
+        "warrant_http_requests_total{code=\"200\"} 3",
+        "warrant_config_reloads_total{status=\"success\"} 1",
+        "warrant_config_last_reload_timestamp_seconds{status=\"success\"}",
+        "warrant_config_info{hash=\"sha256:",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    // The audit writer thread flushes as soon as its queue is empty.
+    let path = w.path("audit.log");
+    let mut lines = Vec::new();
+    for _ in 0..100 {
+        lines = std::fs::read_to_string(&path).unwrap_or_default().lines().map(String::from).collect();
+        if lines.len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(lines.len(), 3);
+    let rec: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(rec["user"], "jane");
+    assert_eq!(rec["groups"][0], "dev");
+    assert_eq!(rec["resourceAttributes"]["resource"], "pods");
+    assert_eq!(rec["decision"], "Deny");
+    assert_eq!(rec["denied"], true);
+    assert_eq!(rec["decidedBy"], "deny-all");
+    assert_eq!(rec["authorizers"][0]["authorizer"], "deny-all");
+    assert_eq!(rec["authorizers"][0]["type"], "AlwaysDeny");
+    assert!(rec["authorizers"][0]["latencySeconds"].as_f64().unwrap() >= 0.0);
+    assert!(rec["configHash"].as_str().unwrap().starts_with("sha256:"));
+    w.stop().await;
+}

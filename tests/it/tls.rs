@@ -1,0 +1,72 @@
+//! Serving-certificate rotation: new handshakes get the new certificate, while a keep-alive
+//! connection opened before the rotation keeps working.
+
+use crate::support::*;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use rustls_pki_types::ServerName;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Opens one TLS connection; returns the server's leaf certificate and an HTTP/1.1 sender.
+async fn connect(w: &Warrant) -> (Vec<u8>, Sender) {
+    let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
+    let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
+    let tls = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    let leaf = tls.get_ref().1.peer_certificates().unwrap()[0].to_vec();
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.unwrap();
+    tokio::spawn(conn);
+    (leaf, sender)
+}
+
+async fn review(sender: &mut Sender) -> u16 {
+    let req = hyper::Request::post("/authorize")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from_static(V1_REVIEW.as_bytes())))
+        .unwrap();
+    let resp = sender.send_request(req).await.unwrap();
+    let code = resp.status().as_u16();
+    let _ = resp.into_body().collect().await.unwrap();
+    code
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_rotation_keeps_open_connections() {
+    let w = Warrant::start(Options::default()).await;
+    let (old_leaf, mut kept) = connect(&w).await;
+    assert_eq!(review(&mut kept).await, 200);
+
+    // Rotate: key first, then certificate (a half-done rotation must not break serving).
+    let new = w.ca.server("warrant-rotated");
+    replace_file(&w.path("tls.key"), &new.key_pem);
+    replace_file(&w.path("tls.crt"), &new.cert_pem);
+
+    let started = Instant::now();
+    let new_leaf = loop {
+        let (leaf, _) = connect(&w).await;
+        if leaf != old_leaf {
+            break leaf;
+        }
+        assert!(started.elapsed() < Duration::from_secs(2), "new certificate not served within 2s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    eprintln!("rotated certificate served after {:?}", started.elapsed());
+    let expected = rustls_pki_types::CertificateDer::from_pem_slice(new.cert_pem.as_bytes()).unwrap();
+    assert_eq!(new_leaf, expected.to_vec());
+    // The connection opened before the rotation is still alive and answering.
+    assert!(!kept.is_closed());
+    assert_eq!(review(&mut kept).await, 200);
+    assert_eq!(review(&mut kept).await, 200);
+    w.stop().await;
+}
+
+use rustls_pki_types::pem::PemObject;

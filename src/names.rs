@@ -35,7 +35,8 @@ pub fn is_dns1123_subdomain(s: &str) -> Result<(), NameError> {
     let label_ok = |l: &str| {
         let b = l.as_bytes();
         !b.is_empty()
-            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
             && b[0] != b'-'
             && b[b.len() - 1] != b'-'
     };
@@ -85,7 +86,8 @@ impl RuleName {
             return Err(NameError::Format("must be no more than 63 characters"));
         }
         let ok = b[0].is_ascii_alphanumeric()
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c));
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c));
         if ok {
             Ok(Self(s.into()))
         } else {
@@ -123,7 +125,8 @@ impl Code {
             return Err(NameError::Format("must be no more than 63 characters"));
         }
         let ok = b[0].is_ascii_uppercase()
-            && b.iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+            && b.iter()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
         if ok {
             Ok(Self(s.into()))
         } else {

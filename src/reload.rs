@@ -41,7 +41,11 @@ impl LiveChain {
 
     /// Builds a loaded configuration and swaps it in. A configuration equal to the one being
     /// served changes nothing and records nothing, as upstream. Records the outcome.
-    pub fn apply(&self, loaded: Loaded, metrics: &Metrics) -> Result<bool, crate::authorizer::BuildError> {
+    pub fn apply(
+        &self,
+        loaded: Loaded,
+        metrics: &Metrics,
+    ) -> Result<bool, crate::authorizer::BuildError> {
         if let Some(current) = self.current.load().as_ref()
             && current.config == loaded.config
         {

@@ -92,7 +92,10 @@ impl Review {
 
     /// The verb of either attribute kind, or "" when unset.
     pub fn verb(&self) -> &str {
-        match (&self.spec.resource_attributes, &self.spec.non_resource_attributes) {
+        match (
+            &self.spec.resource_attributes,
+            &self.spec.non_resource_attributes,
+        ) {
             (Some(r), _) => r.verb.as_deref().unwrap_or(""),
             (None, Some(n)) => n.verb.as_deref().unwrap_or(""),
             (None, None) => "",

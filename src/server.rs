@@ -67,7 +67,9 @@ pub enum ServeError {
         source: std::io::Error,
     },
     /// The plain-HTTP address is not loopback.
-    #[error("--insecure-listen {0} refused: plain HTTP is only served on a loopback address (127.0.0.0/8 or ::1)")]
+    #[error(
+        "--insecure-listen {0} refused: plain HTTP is only served on a loopback address (127.0.0.0/8 or ::1)"
+    )]
     InsecureNotLoopback(SocketAddr),
 }
 
@@ -82,7 +84,9 @@ pub struct Server {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("options", &self.options).finish()
+        f.debug_struct("Server")
+            .field("options", &self.options)
+            .finish()
     }
 }
 
@@ -180,19 +184,24 @@ impl Server {
             let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
             let handshake_timeout = options.handshake_timeout;
             tokio::spawn(async move {
-                let stream = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
-                    Ok(Ok(s)) => s,
-                    Ok(Err(e)) => {
-                        tracing::debug!(error = %e, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => {
-                        tracing::debug!("TLS handshake timed out");
-                        return;
-                    }
-                };
+                let stream =
+                    match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
+                        Ok(Ok(s)) => s,
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::debug!("TLS handshake timed out");
+                            return;
+                        }
+                    };
                 let info = ConnectionInfo {
-                    verified_cert: stream.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty()),
+                    verified_cert: stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .is_some_and(|c| !c.is_empty()),
                     insecure: false,
                 };
                 serve_connection(&builder, watcher, state, info, stream);
@@ -232,7 +241,9 @@ fn serve_connection<I>(
         let state = state.clone();
         async move { Ok::<_, Infallible>(routes::serve(state, info, req).await) }
     });
-    let conn = builder.serve_connection(TokioIo::new(io), service).into_owned();
+    let conn = builder
+        .serve_connection(TokioIo::new(io), service)
+        .into_owned();
     let conn = watcher.watch(conn);
     tokio::spawn(async move {
         if let Err(e) = conn.await {

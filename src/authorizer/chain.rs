@@ -186,13 +186,15 @@ impl Chain {
             .as_millis() as u64;
         for entry in self.entries.iter() {
             let started = Instant::now();
-            let result =
-                match tokio::time::timeout_at(deadline.0, entry.authorizer.authorize(input, deadline))
-                    .await
-                {
-                    Ok(r) => r,
-                    Err(_) => Err(AuthorizerError::DeadlineExceeded { budget_ms }),
-                };
+            let result = match tokio::time::timeout_at(
+                deadline.0,
+                entry.authorizer.authorize(input, deadline),
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(_) => Err(AuthorizerError::DeadlineExceeded { budget_ms }),
+            };
             let elapsed = started.elapsed();
             match result {
                 Ok(verdict) => {

@@ -73,7 +73,8 @@ impl CheckArgs {
             if self.verb.is_some() || self.resource.is_some() {
                 return Err("give either -f REVIEW.json or VERB RESOURCE, not both".into());
             }
-            let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let bytes =
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             return review::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()));
         }
         let (Some(verb), Some(target)) = (&self.verb, &self.resource) else {
@@ -180,12 +181,16 @@ pub fn run(args: CheckArgs) -> ExitStatus {
         Ok(c) => c,
         Err(e) => return usage(format!("{}: {e}", loaded.source.name)),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => return usage(format!("cannot start runtime: {e}")),
     };
     let input = Input { review, now };
-    let answer = runtime.block_on(chain.authorize(&input, Deadline::after(Duration::from_secs(30))));
+    let answer =
+        runtime.block_on(chain.authorize(&input, Deadline::after(Duration::from_secs(30))));
     print!("{}", render(&answer, args.output));
     match answer.decision {
         Decision::Allow => ExitStatus::Success,
@@ -215,7 +220,9 @@ pub fn render(answer: &Answer, output: Output) -> String {
             let verdict = match answer.decision {
                 Decision::Allow => "yes (Allow)",
                 Decision::Deny => "no (Deny)",
-                Decision::NoOpinion => "no opinion (NoOpinion: the API server would ask its next authorizer)",
+                Decision::NoOpinion => {
+                    "no opinion (NoOpinion: the API server would ask its next authorizer)"
+                }
             };
             s.push_str(verdict);
             s.push('\n');
@@ -247,7 +254,10 @@ pub fn render(answer: &Answer, output: Output) -> String {
                     s.push_str(&format!(" \"{m}\""));
                 }
                 if let Some(e) = &rec.error {
-                    s.push_str(&format!(" error=\"{e}\" failurePolicy={}", rec.failure_policy.unwrap_or("")));
+                    s.push_str(&format!(
+                        " error=\"{e}\" failurePolicy={}",
+                        rec.failure_policy.unwrap_or("")
+                    ));
                 }
                 s.push('\n');
             }

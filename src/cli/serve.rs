@@ -81,7 +81,10 @@ fn duration_flag(name: &str, value: &str) -> Result<Duration, String> {
 /// Starts the server and blocks until it has shut down.
 pub fn run(args: ServeArgs) -> ExitStatus {
     logging::init(args.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start runtime: {e}");
@@ -117,7 +120,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             tokio::spawn(live.clone().watch(path.clone(), timing, metrics.clone()));
         }
         ConfigSource::Embedded => {
-            let loaded = source.load().map_err(|e| format!("embedded default is invalid: {e}"))?;
+            let loaded = source
+                .load()
+                .map_err(|e| format!("embedded default is invalid: {e}"))?;
             live.apply(loaded, &metrics).map_err(|e| e.to_string())?;
         }
     }
@@ -131,11 +136,16 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             client_ca: args.client_ca_file.clone(),
         },
         _ => {
-            let state = bootstrap::prepare(&args.state_dir, args.listen).map_err(|e| e.to_string())?;
+            let state =
+                bootstrap::prepare(&args.state_dir, args.listen).map_err(|e| e.to_string())?;
             let files = TlsFiles {
                 cert: state.serving_cert.clone(),
                 key: state.serving_key.clone(),
-                client_ca: Some(args.client_ca_file.clone().unwrap_or_else(|| state.ca_cert.clone())),
+                client_ca: Some(
+                    args.client_ca_file
+                        .clone()
+                        .unwrap_or_else(|| state.ca_cert.clone()),
+                ),
             };
             generated = Some(state);
             files
@@ -150,7 +160,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         tokens,
     };
     if !caller_auth.is_required() {
-        tracing::warn!("no --client-ca-file and no --token-auth-file: any caller that reaches the listener may ask for reviews");
+        tracing::warn!(
+            "no --client-ca-file and no --token-auth-file: any caller that reaches the listener may ask for reviews"
+        );
     }
     let tls = Arc::new(ReloadingTls::new(files).map_err(|e| e.to_string())?);
 
@@ -176,7 +188,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut options = ServerOptions::new(args.listen);
     options.insecure_listen = args.insecure_listen;
     options.shutdown_grace = grace;
-    let server = Server::bind(options, tls.clone(), state).await.map_err(|e| e.to_string())?;
+    let server = Server::bind(options, tls.clone(), state)
+        .await
+        .map_err(|e| e.to_string())?;
     let addr = server.local_addr();
     tracing::info!(url = %format!("https://{addr}/authorize"), "warrant listening");
     eprintln!("warrant listening on https://{addr}/authorize");

@@ -67,10 +67,9 @@ impl fmt::Display for ErrorKind {
                 }
                 Ok(())
             }
-            ErrorKind::TooMany { actual, max } => write!(
-                f,
-                "Too many: {actual}: must have at most {max} items"
-            ),
+            ErrorKind::TooMany { actual, max } => {
+                write!(f, "Too many: {actual}: must have at most {max} items")
+            }
             ErrorKind::Forbidden(d) => write!(f, "Forbidden: {d}"),
             ErrorKind::Decode(d) => f.write_str(d),
             ErrorKind::Read(d) => write!(f, "cannot read file: {d}"),
@@ -108,7 +107,7 @@ impl fmt::Display for ConfigError {
 /// A non-empty list of configuration errors, in file order.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub struct ConfigErrors {
-    first: ConfigError,
+    first: Box<ConfigError>,
     rest: Vec<ConfigError>,
 }
 
@@ -119,7 +118,7 @@ impl ConfigErrors {
             return None;
         }
         errors.sort_by_key(|e| e.line);
-        let first = errors.remove(0);
+        let first = Box::new(errors.remove(0));
         Some(Self {
             first,
             rest: errors,
@@ -129,14 +128,14 @@ impl ConfigErrors {
     /// One error.
     pub fn one(error: ConfigError) -> Self {
         Self {
-            first: error,
+            first: Box::new(error),
             rest: Vec::new(),
         }
     }
 
     /// Every error, in line order.
     pub fn iter(&self) -> impl Iterator<Item = &ConfigError> {
-        std::iter::once(&self.first).chain(self.rest.iter())
+        std::iter::once(&*self.first).chain(self.rest.iter())
     }
 
     /// How many errors there are (at least one).

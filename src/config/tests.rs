@@ -10,7 +10,11 @@ fn errors(yaml: &str) -> Vec<String> {
 
 #[track_caller]
 fn assert_has(errs: &[String], want: &str) {
-    assert!(errs.iter().any(|e| e == want), "missing {want:?} in\n{}", errs.join("\n"));
+    assert!(
+        errs.iter().any(|e| e == want),
+        "missing {want:?} in\n{}",
+        errs.join("\n")
+    );
 }
 
 const UPSTREAM: &str = "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\n";
@@ -47,7 +51,9 @@ fn upstream_validation_vectors() {
         &errors(&format!("{UPSTREAM}authorizers: []\n")),
         "c.yaml:3: authorizers: Required value: at least one authorization mode must be defined",
     );
-    let e = errors(&format!("{UPSTREAM}authorizers:\n- name: foo\n- type: Foo\n  name: bar\n"));
+    let e = errors(&format!(
+        "{UPSTREAM}authorizers:\n- name: foo\n- type: Foo\n  name: bar\n"
+    ));
     assert_has(&e, "c.yaml:4: authorizers[0].type: Required value");
     assert_has(
         &e,
@@ -58,7 +64,10 @@ fn upstream_validation_vectors() {
         "{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: ''\n- type: AlwaysDeny\n  name: foo\n- type: AlwaysAllow\n  name: foo\n- type: AlwaysAllow\n  name: FOO.example.domain\n"
     ));
     assert_has(&e, "c.yaml:5: authorizers[0].name: Required value");
-    assert_has(&e, "c.yaml:9: authorizers[2].name: Duplicate value: \"foo\"");
+    assert_has(
+        &e,
+        "c.yaml:9: authorizers[2].name: Duplicate value: \"foo\"",
+    );
     assert!(e.iter().any(|x| x.starts_with("c.yaml:11: authorizers[3].name: Invalid value: \"FOO.example.domain\": a lowercase RFC 1123 subdomain")));
     // Vector 33: a non-repeatable type twice (upstream flavour).
     assert_has(
@@ -69,11 +78,15 @@ fn upstream_validation_vectors() {
     );
     // Vector 34: webhook block on another type.
     assert_has(
-        &errors(&format!("{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: x\n  webhook: {{}}\n")),
+        &errors(&format!(
+            "{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: x\n  webhook: {{}}\n"
+        )),
         "c.yaml:6: authorizers[0].webhook: Invalid value: \"non-null\": may only be specified when type=Webhook",
     );
     assert_has(
-        &errors(&format!("{WARRANT}authorizers:\n- type: Webhook\n  name: x\n")),
+        &errors(&format!(
+            "{WARRANT}authorizers:\n- type: Webhook\n  name: x\n"
+        )),
         "c.yaml:4: authorizers[0].webhook: Required value: required when type=Webhook",
     );
 }
@@ -84,7 +97,10 @@ fn webhook_block_follows_upstream_rules() {
         "{UPSTREAM}authorizers:\n- type: Webhook\n  name: wh\n  webhook:\n    timeout: 0s\n    authorizedTTL: -1s\n    subjectAccessReviewVersion: v2beta1\n    failurePolicy: AlwaysAllow\n    connectionInfo:\n      type: InClusterConfig\n      kubeConfigFile: ''\n    matchConditions:\n    - expression: '  '\n"
     ));
     assert_has(&e, "c.yaml:7: authorizers[0].timeout: Required value");
-    assert_has(&e, "c.yaml:8: authorizers[0].authorizedTTL: Invalid value: \"-1s\": must be > 0s");
+    assert_has(
+        &e,
+        "c.yaml:8: authorizers[0].authorizedTTL: Invalid value: \"-1s\": must be > 0s",
+    );
     assert_has(
         &e,
         "c.yaml:9: authorizers[0].subjectAccessReviewVersion: Unsupported value: \"v2beta1\": supported values: \"v1\", \"v1beta1\"",
@@ -97,30 +113,55 @@ fn webhook_block_follows_upstream_rules() {
         &e,
         "c.yaml:13: authorizers[0].connectionInfo.kubeConfigFile: Invalid value: \"\": can only be set when type=KubeConfigFile",
     );
-    assert_has(&e, "c.yaml:7: authorizers[0].matchConditionSubjectAccessReviewVersion: Required value");
-    assert_has(&e, "c.yaml:15: authorizers[0].matchConditions[0].expression: Required value");
+    assert_has(
+        &e,
+        "c.yaml:7: authorizers[0].matchConditionSubjectAccessReviewVersion: Required value",
+    );
+    assert_has(
+        &e,
+        "c.yaml:15: authorizers[0].matchConditions[0].expression: Required value",
+    );
     let e = errors(&format!(
         "{UPSTREAM}authorizers:\n- type: Webhook\n  name: wh\n  webhook:\n    timeout: 31s\n    subjectAccessReviewVersion: v1\n    failurePolicy: Deny\n    connectionInfo:\n      type: KubeConfigFile\n"
     ));
-    assert_has(&e, "c.yaml:7: authorizers[0].timeout: Invalid value: \"31s\": must be > 0s and <= 30s");
-    assert_has(&e, "c.yaml:11: authorizers[0].connectionInfo.kubeConfigFile: Required value");
+    assert_has(
+        &e,
+        "c.yaml:7: authorizers[0].timeout: Invalid value: \"31s\": must be > 0s and <= 30s",
+    );
+    assert_has(
+        &e,
+        "c.yaml:11: authorizers[0].connectionInfo.kubeConfigFile: Required value",
+    );
 }
 
 #[test]
 fn too_many_and_duplicate_match_conditions() {
-    let many: String = (0..65).map(|i| format!("  - expression: 'c{i}'\n")).collect();
-    let e = errors(&format!("{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: x\n  matchConditions:\n{many}"));
-    assert_has(&e, "c.yaml:7: authorizers[0].matchConditions: Too many: 65: must have at most 64 items");
+    let many: String = (0..65)
+        .map(|i| format!("  - expression: 'c{i}'\n"))
+        .collect();
+    let e = errors(&format!(
+        "{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: x\n  matchConditions:\n{many}"
+    ));
+    assert_has(
+        &e,
+        "c.yaml:7: authorizers[0].matchConditions: Too many: 65: must have at most 64 items",
+    );
     let e = errors(&format!(
         "{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: x\n  matchConditions:\n  - expression: a\n  - expression: a\n"
     ));
-    assert_has(&e, "c.yaml:8: authorizers[0].matchConditions[1].expression: Duplicate value: \"a\"");
+    assert_has(
+        &e,
+        "c.yaml:8: authorizers[0].matchConditions[1].expression: Duplicate value: \"a\"",
+    );
 }
 
 #[test]
 fn cluster_state_types_are_refused_with_why() {
     for t in ["RBAC", "Node", "ABAC"] {
-        let e = errors(&format!("{UPSTREAM}authorizers:\n- type: {t}\n  name: {}\n", t.to_lowercase()));
+        let e = errors(&format!(
+            "{UPSTREAM}authorizers:\n- type: {t}\n  name: {}\n",
+            t.to_lowercase()
+        ));
         assert!(
             e[0].contains("needs cluster state that warrant does not hold"),
             "{t}: {e:?}"
@@ -130,13 +171,21 @@ fn cluster_state_types_are_refused_with_why() {
 
 #[test]
 fn decoding_is_strict_and_located() {
-    let e = errors(&format!("{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: x\n  nmae: y\n"));
+    let e = errors(&format!(
+        "{WARRANT}authorizers:\n- type: AlwaysDeny\n  name: x\n  nmae: y\n"
+    ));
     assert!(e[0].starts_with("c.yaml:6: unknown field `nmae`"), "{e:?}");
     let e = errors("apiVersion: v9\nkind: Other\nextra: 1\n");
     assert!(e[0].starts_with("c.yaml:3: unknown field `extra`"), "{e:?}");
     let e = errors("apiVersion: v9\nkind: Other\nauthorizers: []\n");
-    assert!(e[0].starts_with("c.yaml:1: apiVersion: Unsupported value: \"v9\""), "{e:?}");
-    assert_has(&e, "c.yaml:2: kind: Unsupported value: \"Other\": supported values: \"AuthorizationConfiguration\"");
+    assert!(
+        e[0].starts_with("c.yaml:1: apiVersion: Unsupported value: \"v9\""),
+        "{e:?}"
+    );
+    assert_has(
+        &e,
+        "c.yaml:2: kind: Unsupported value: \"Other\": supported values: \"AuthorizationConfiguration\"",
+    );
 }
 
 #[test]
@@ -146,10 +195,15 @@ fn warrant_failure_policy() {
         format!("{WARRANT}authorizers:\n- type: AlwaysAllow\n  name: a\n  failurePolicy: NoOpinion\n- type: AlwaysDeny\n  name: b\n").as_bytes(),
     )
     .unwrap();
-    assert_eq!(l.config.authorizers[0].failure_policy, FailurePolicy::NoOpinion);
+    assert_eq!(
+        l.config.authorizers[0].failure_policy,
+        FailurePolicy::NoOpinion
+    );
     assert_eq!(l.config.authorizers[1].failure_policy, FailurePolicy::Deny);
     assert_has(
-        &errors(&format!("{WARRANT}authorizers:\n- type: AlwaysAllow\n  name: a\n  failurePolicy: Maybe\n")),
+        &errors(&format!(
+            "{WARRANT}authorizers:\n- type: AlwaysAllow\n  name: a\n  failurePolicy: Maybe\n"
+        )),
         "c.yaml:6: authorizers[0].failurePolicy: Unsupported value: \"Maybe\": supported values: \"NoOpinion\", \"Deny\"",
     );
 }

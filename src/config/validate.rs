@@ -90,7 +90,9 @@ pub fn validate(file: &Arc<str>, f: schema::File) -> Result<Config, Vec<ConfigEr
             c.push(
                 l,
                 "authorizers",
-                ErrorKind::Required(Some("at least one authorization mode must be defined".into())),
+                ErrorKind::Required(Some(
+                    "at least one authorization mode must be defined".into(),
+                )),
             );
         }
     }
@@ -154,7 +156,11 @@ fn check_authorizer(
     // type
     let type_ = match &a.type_ {
         None => {
-            c.push(entry_line, format!("{base}.type"), ErrorKind::Required(None));
+            c.push(
+                entry_line,
+                format!("{base}.type"),
+                ErrorKind::Required(None),
+            );
             None
         }
         Some(t) if t.value.is_empty() => {
@@ -209,9 +215,15 @@ fn check_authorizer(
     // name
     let mut name = None;
     match &a.name {
-        None => c.push(entry_line, format!("{base}.name"), ErrorKind::Required(None)),
+        None => c.push(
+            entry_line,
+            format!("{base}.name"),
+            ErrorKind::Required(None),
+        ),
         Some(n) => match AuthorizerName::new(&n.value) {
-            Err(NameError::Empty) => c.push(line(n), format!("{base}.name"), ErrorKind::Required(None)),
+            Err(NameError::Empty) => {
+                c.push(line(n), format!("{base}.name"), ErrorKind::Required(None))
+            }
             Err(NameError::Format(msg)) => c.push(
                 line(n),
                 format!("{base}.name"),
@@ -222,7 +234,11 @@ fn check_authorizer(
             ),
             Ok(valid) => {
                 if !names.insert(n.value.clone()) {
-                    c.push(line(n), format!("{base}.name"), ErrorKind::Duplicate(n.value.clone()));
+                    c.push(
+                        line(n),
+                        format!("{base}.name"),
+                        ErrorKind::Duplicate(n.value.clone()),
+                    );
                 } else if flavour == Flavour::Upstream
                     && let Some((t, _)) = &type_
                     && t != "Webhook"
@@ -280,27 +296,41 @@ fn check_authorizer(
     let mut failure_policy = FailurePolicy::Deny;
     if let Some(fp) = &a.failure_policy {
         if flavour == Flavour::Upstream {
-            c.push(line(fp), format!("{base}.failurePolicy"), warrant_only("failurePolicy"));
+            c.push(
+                line(fp),
+                format!("{base}.failurePolicy"),
+                warrant_only("failurePolicy"),
+            );
         } else if is_webhook {
             c.push(
                 line(fp),
                 format!("{base}.failurePolicy"),
-                ErrorKind::Forbidden("a Webhook authorizer takes its failurePolicy from its webhook block".into()),
+                ErrorKind::Forbidden(
+                    "a Webhook authorizer takes its failurePolicy from its webhook block".into(),
+                ),
             );
         } else {
-            if let Some(p) = parse_failure_policy(c, line(fp), &format!("{base}.failurePolicy"), &fp.value) {
+            if let Some(p) =
+                parse_failure_policy(c, line(fp), &format!("{base}.failurePolicy"), &fp.value)
+            {
                 failure_policy = p;
             }
         }
     }
     if let Some(mc) = &a.match_conditions {
         if flavour == Flavour::Upstream {
-            c.push(line(mc), format!("{base}.matchConditions"), warrant_only("matchConditions"));
+            c.push(
+                line(mc),
+                format!("{base}.matchConditions"),
+                warrant_only("matchConditions"),
+            );
         } else if is_webhook {
             c.push(
                 line(mc),
                 format!("{base}.matchConditions"),
-                ErrorKind::Forbidden("a Webhook authorizer takes its matchConditions from its webhook block".into()),
+                ErrorKind::Forbidden(
+                    "a Webhook authorizer takes its matchConditions from its webhook block".into(),
+                ),
             );
         } else {
             check_match_conditions(c, &format!("{base}.matchConditions"), mc);
@@ -353,36 +383,53 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
         None => c.push(wl, format!("{base}.timeout"), ErrorKind::Required(None)),
         Some(t) => match GoDuration::parse(&t.value) {
             Err(e) => c.push(line(t), format!("{base}.timeout"), invalid(&t.value, e)),
-            Ok(d) if d.to_std() == Some(std::time::Duration::ZERO) => {
-                c.push(line(t), format!("{base}.timeout"), ErrorKind::Required(None))
-            }
+            Ok(d) if d.to_std() == Some(std::time::Duration::ZERO) => c.push(
+                line(t),
+                format!("{base}.timeout"),
+                ErrorKind::Required(None),
+            ),
             Ok(d) => {
                 let ok = d.is_positive()
                     && d.to_std()
                         .is_some_and(|s| s.as_secs_f64() <= MAX_WEBHOOK_TIMEOUT_SECS as f64);
                 if !ok {
-                    c.push(line(t), format!("{base}.timeout"), invalid(&t.value, "must be > 0s and <= 30s"));
+                    c.push(
+                        line(t),
+                        format!("{base}.timeout"),
+                        invalid(&t.value, "must be > 0s and <= 30s"),
+                    );
                 }
             }
         },
     }
-    for (field, ttl) in [("authorizedTTL", &w.authorized_ttl), ("unauthorizedTTL", &w.unauthorized_ttl)] {
+    for (field, ttl) in [
+        ("authorizedTTL", &w.authorized_ttl),
+        ("unauthorizedTTL", &w.unauthorized_ttl),
+    ] {
         // A TTL of 0 (or none) is defaulted to 5m / 30s before validation, as upstream does.
         if let Some(t) = ttl {
             match GoDuration::parse(&t.value) {
                 Err(e) => c.push(line(t), format!("{base}.{field}"), invalid(&t.value, e)),
-                Ok(d) if d.to_std().is_none() => {
-                    c.push(line(t), format!("{base}.{field}"), invalid(&t.value, "must be > 0s"))
-                }
+                Ok(d) if d.to_std().is_none() => c.push(
+                    line(t),
+                    format!("{base}.{field}"),
+                    invalid(&t.value, "must be > 0s"),
+                ),
                 Ok(_) => {}
             }
         }
     }
     match &w.subject_access_review_version {
-        None => c.push(wl, format!("{base}.subjectAccessReviewVersion"), ErrorKind::Required(None)),
-        Some(v) if v.value.is_empty() => {
-            c.push(line(v), format!("{base}.subjectAccessReviewVersion"), ErrorKind::Required(None))
-        }
+        None => c.push(
+            wl,
+            format!("{base}.subjectAccessReviewVersion"),
+            ErrorKind::Required(None),
+        ),
+        Some(v) if v.value.is_empty() => c.push(
+            line(v),
+            format!("{base}.subjectAccessReviewVersion"),
+            ErrorKind::Required(None),
+        ),
         Some(v) if v.value == "v1" || v.value == "v1beta1" => {}
         Some(v) => c.push(
             line(v),
@@ -394,7 +441,10 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
             },
         ),
     }
-    let has_conditions = w.match_conditions.as_ref().is_some_and(|m| !m.value.is_empty());
+    let has_conditions = w
+        .match_conditions
+        .as_ref()
+        .is_some_and(|m| !m.value.is_empty());
     if has_conditions {
         let path = format!("{base}.matchConditionSubjectAccessReviewVersion");
         match &w.match_condition_subject_access_review_version {
@@ -413,7 +463,11 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
         }
     }
     match &w.failure_policy {
-        None => c.push(wl, format!("{base}.failurePolicy"), ErrorKind::Required(None)),
+        None => c.push(
+            wl,
+            format!("{base}.failurePolicy"),
+            ErrorKind::Required(None),
+        ),
         Some(fp) => {
             parse_failure_policy(c, line(fp), &format!("{base}.failurePolicy"), &fp.value);
         }
@@ -424,7 +478,12 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
     }
 }
 
-fn check_connection_info(c: &mut Checker, base: &str, wl: u32, ci: Option<&At<schema::ConnectionInfo>>) {
+fn check_connection_info(
+    c: &mut Checker,
+    base: &str,
+    wl: u32,
+    ci: Option<&At<schema::ConnectionInfo>>,
+) {
     let type_path = format!("{base}.connectionInfo.type");
     let file_path = format!("{base}.connectionInfo.kubeConfigFile");
     let Some(ci) = ci else {
@@ -450,13 +509,23 @@ fn check_connection_info(c: &mut Checker, base: &str, wl: u32, ci: Option<&At<sc
             Some(f) => {
                 let p = Path::new(&f.value);
                 if !p.is_absolute() {
-                    c.push(line(f), file_path, invalid(&f.value, "must be an absolute path"));
+                    c.push(
+                        line(f),
+                        file_path,
+                        invalid(&f.value, "must be an absolute path"),
+                    );
                 } else {
                     match std::fs::metadata(p) {
-                        Err(e) => c.push(line(f), file_path, invalid(&f.value, format!("error loading file: {e}"))),
-                        Ok(m) if !m.is_file() => {
-                            c.push(line(f), file_path, invalid(&f.value, "must be a regular file"))
-                        }
+                        Err(e) => c.push(
+                            line(f),
+                            file_path,
+                            invalid(&f.value, format!("error loading file: {e}")),
+                        ),
+                        Ok(m) if !m.is_file() => c.push(
+                            line(f),
+                            file_path,
+                            invalid(&f.value, "must be a regular file"),
+                        ),
                         Ok(_) => {}
                     }
                 }

@@ -49,7 +49,10 @@ fn check(path: &Path, last: &mut Option<Vec<u8>>) -> Option<Change> {
         Err(e) => {
             // Forget the last content so that the file's return is reported even if unchanged.
             *last = None;
-            return Some(Change::Unreadable(read_error(&path.display().to_string(), &e)));
+            return Some(Change::Unreadable(read_error(
+                &path.display().to_string(),
+                &e,
+            )));
         }
     };
     if last.as_deref() == Some(bytes.as_slice()) {

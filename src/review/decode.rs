@@ -16,10 +16,14 @@ pub enum ReviewError {
     #[error("request body is not a JSON object: {0}")]
     NotJson(serde_json::Error),
     /// `apiVersion` is absent.
-    #[error("apiVersion is required: expected authorization.k8s.io/v1 or authorization.k8s.io/v1beta1")]
+    #[error(
+        "apiVersion is required: expected authorization.k8s.io/v1 or authorization.k8s.io/v1beta1"
+    )]
     MissingApiVersion,
     /// `apiVersion` names another group or version.
-    #[error("apiVersion {0:?} is not supported: expected authorization.k8s.io/v1 or authorization.k8s.io/v1beta1")]
+    #[error(
+        "apiVersion {0:?} is not supported: expected authorization.k8s.io/v1 or authorization.k8s.io/v1beta1"
+    )]
     UnsupportedApiVersion(String),
     /// `kind` is absent or not `SubjectAccessReview`.
     #[error("kind {0:?} is not supported: expected SubjectAccessReview")]
@@ -41,10 +45,14 @@ pub enum ReviewError {
         expected: &'static str,
     },
     /// Neither attribute kind is set.
-    #[error("spec: exactly one of resourceAttributes or nonResourceAttributes must be set, got neither")]
+    #[error(
+        "spec: exactly one of resourceAttributes or nonResourceAttributes must be set, got neither"
+    )]
     NoAttributes,
     /// Both attribute kinds are set.
-    #[error("spec: exactly one of resourceAttributes or nonResourceAttributes must be set, got both")]
+    #[error(
+        "spec: exactly one of resourceAttributes or nonResourceAttributes must be set, got both"
+    )]
     BothAttributes,
 }
 

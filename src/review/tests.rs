@@ -18,11 +18,13 @@ fn err(body: &str) -> String {
 
 #[test]
 fn v1_resource_review() {
-    let r = ok(r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","metadata":{},
+    let r = ok(
+        r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","metadata":{},
         "spec":{"user":"jane","uid":"1","groups":["dev","system:authenticated"],"extra":{"scopes":["a"]},
         "resourceAttributes":{"namespace":"team-a","verb":"list","group":"apps","version":"v1","resource":"deployments",
         "labelSelector":{"requirements":[{"key":"tier","operator":"In","values":["web"]}]}}},
-        "status":{"allowed":false}}"#);
+        "status":{"allowed":false}}"#,
+    );
     assert_eq!(r.version(), ApiVersion::V1);
     assert_eq!(r.user(), "jane");
     assert_eq!(r.groups(), ["dev", "system:authenticated"]);
@@ -41,8 +43,10 @@ fn v1_resource_review() {
 
 #[test]
 fn v1beta1_uses_group() {
-    let r = ok(r#"{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SubjectAccessReview",
-        "spec":{"user":"bob","group":["g1","g2"],"nonResourceAttributes":{"path":"/healthz","verb":"get"}}}"#);
+    let r = ok(
+        r#"{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SubjectAccessReview",
+        "spec":{"user":"bob","group":["g1","g2"],"nonResourceAttributes":{"path":"/healthz","verb":"get"}}}"#,
+    );
     assert_eq!(r.version(), ApiVersion::V1beta1);
     assert_eq!(r.groups(), ["g1", "g2"]);
     assert_eq!(r.attributes(), Attributes::NonResource);
@@ -52,7 +56,9 @@ fn v1beta1_uses_group() {
 #[test]
 fn empty_non_resource_attributes_is_a_review() {
     // Upstream vector 1: an empty user and `{}` attributes.
-    let r = ok(r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"nonResourceAttributes":{}}}"#);
+    let r = ok(
+        r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"nonResourceAttributes":{}}}"#,
+    );
     assert_eq!(r.user(), "");
     assert!(r.groups().is_empty());
 }

@@ -115,29 +115,48 @@ fn generate(files: &StateFiles) -> Result<(), BootstrapError> {
     let ca_key = KeyPair::generate()?;
     let mut ca = CertificateParams::default();
     ca.distinguished_name.push(DnType::CommonName, "warrant-ca");
-    ca.distinguished_name.push(DnType::OrganizationName, "warrant");
+    ca.distinguished_name
+        .push(DnType::OrganizationName, "warrant");
     ca.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     validity(&mut ca, 3650);
     let ca_cert = ca.self_signed(&ca_key)?;
     let issuer = Issuer::new(ca, ca_key);
 
     let serving_key = KeyPair::generate()?;
     let mut serving = CertificateParams::new(vec!["localhost".to_owned()])?;
-    serving.subject_alt_names.push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
-    serving.subject_alt_names.push(SanType::IpAddress(IpAddr::V6(Ipv6Addr::LOCALHOST)));
-    serving.distinguished_name.push(DnType::CommonName, "warrant");
+    serving
+        .subject_alt_names
+        .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    serving
+        .subject_alt_names
+        .push(SanType::IpAddress(IpAddr::V6(Ipv6Addr::LOCALHOST)));
+    serving
+        .distinguished_name
+        .push(DnType::CommonName, "warrant");
     serving.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    serving.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    serving.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     serving.use_authority_key_identifier_extension = true;
     validity(&mut serving, 365);
     let serving_cert = serving.signed_by(&serving_key, &issuer)?;
 
     let client_key = KeyPair::generate()?;
     let mut client = CertificateParams::default();
-    client.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+    client
+        .distinguished_name
+        .push(DnType::CommonName, "kube-apiserver");
     client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    client.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    client.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     client.use_authority_key_identifier_extension = true;
     validity(&mut client, 365);
     let client_cert = client.signed_by(&client_key, &issuer)?;

@@ -103,7 +103,9 @@ impl TokenAuth {
             };
             let fields = csv_fields(line).map_err(err)?;
             if fields.len() < 3 {
-                return Err(err("expected at least 3 columns: token,user,uid[,\"group1,group2\"]"));
+                return Err(err(
+                    "expected at least 3 columns: token,user,uid[,\"group1,group2\"]",
+                ));
             }
             if fields[0].is_empty() {
                 return Err(err("token is empty"));
@@ -213,7 +215,10 @@ mod tests {
         let u = auth.authenticate("secret1").unwrap();
         assert_eq!(u.name, "kube-apiserver");
         assert_eq!(u.groups, ["system:masters", "ops"]);
-        assert_eq!(auth.authenticate("secret2").unwrap().groups, Vec::<String>::new());
+        assert_eq!(
+            auth.authenticate("secret2").unwrap().groups,
+            Vec::<String>::new()
+        );
         assert!(auth.authenticate("nope").is_none());
         assert_eq!(format!("{auth:?}"), "TokenAuth(2 tokens)");
     }
@@ -226,9 +231,16 @@ mod tests {
         ));
         assert!(matches!(
             TokenAuth::parse("t", "a,u,1\na,v,2\n"),
-            Err(TokenFileError::Line { line: 2, what: "duplicate token", .. })
+            Err(TokenFileError::Line {
+                line: 2,
+                what: "duplicate token",
+                ..
+            })
         ));
-        assert!(matches!(TokenAuth::parse("t", "\n# x\n"), Err(TokenFileError::Empty(_))));
+        assert!(matches!(
+            TokenAuth::parse("t", "\n# x\n"),
+            Err(TokenFileError::Empty(_))
+        ));
     }
 
     #[test]
@@ -239,7 +251,10 @@ mod tests {
             tokens: Some(tokens.clone()),
         };
         assert_eq!(both.authenticate(true, None), Some(Caller::Certificate));
-        assert_eq!(both.authenticate(false, Some("Bearer tok")), Some(Caller::Token("alice".into())));
+        assert_eq!(
+            both.authenticate(false, Some("Bearer tok")),
+            Some(Caller::Token("alice".into()))
+        );
         assert_eq!(both.authenticate(false, Some("Bearer bad")), None);
         assert_eq!(both.authenticate(false, Some("Basic tok")), None);
         assert_eq!(both.authenticate(false, None), None);
@@ -248,6 +263,9 @@ mod tests {
             tokens: None,
         };
         assert_eq!(certs_only.authenticate(false, Some("Bearer tok")), None);
-        assert_eq!(CallerAuth::default().authenticate(false, None), Some(Caller::Anonymous));
+        assert_eq!(
+            CallerAuth::default().authenticate(false, None),
+            Some(Caller::Anonymous)
+        );
     }
 }

@@ -27,7 +27,9 @@ pub enum Rejection {
     #[error("request body could not be read: {0}")]
     BodyRead(String),
     /// No client certificate and no valid bearer token.
-    #[error("caller is not authenticated: present a client certificate signed by the configured client CA or a valid bearer token")]
+    #[error(
+        "caller is not authenticated: present a client certificate signed by the configured client CA or a valid bearer token"
+    )]
     Unauthenticated,
     /// No such route.
     #[error("no route for {0}")]
@@ -55,7 +57,9 @@ impl Rejection {
             Rejection::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge"),
             Rejection::Unauthenticated => (StatusCode::UNAUTHORIZED, "Unauthorized"),
             Rejection::NotFound(_) => (StatusCode::NOT_FOUND, "NotFound"),
-            Rejection::MethodNotAllowed { .. } => (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed"),
+            Rejection::MethodNotAllowed { .. } => {
+                (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed")
+            }
             Rejection::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable"),
         }
     }

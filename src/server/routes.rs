@@ -118,7 +118,11 @@ async fn route(
     }
 }
 
-fn authenticate(state: &AppState, conn: ConnectionInfo, req: &Request<Incoming>) -> Result<(), Rejection> {
+fn authenticate(
+    state: &AppState,
+    conn: ConnectionInfo,
+    req: &Request<Incoming>,
+) -> Result<(), Rejection> {
     let authorization = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -177,7 +181,10 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, Rejection> {
     }
 }
 
-async fn authorize(state: &AppState, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Rejection> {
+async fn authorize(
+    state: &AppState,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
     let body = read_body(req).await?;
     let review = review::decode(&body)?;

@@ -237,7 +237,9 @@ impl Metrics {
             status: status.as_str(),
         };
         self.reloads.get_or_create(&labels).inc();
-        self.reload_timestamp.get_or_create(&labels).set(unix_seconds);
+        self.reload_timestamp
+            .get_or_create(&labels)
+            .set(unix_seconds);
         if let Some(hash) = hash {
             let mut current = self.config_hash.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(old) = current.take() {

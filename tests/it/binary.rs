@@ -46,12 +46,22 @@ async fn serve_with_no_flags_starts_secure_and_answers() {
                 }
             }
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "no start-up banner: {seen:#?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no start-up banner: {seen:#?}"
+        );
     }
-    assert!(seen.iter().any(|l| l == "warrant listening on https://127.0.0.1:8443/authorize"), "{seen:#?}");
+    assert!(
+        seen.iter()
+            .any(|l| l == "warrant listening on https://127.0.0.1:8443/authorize"),
+        "{seen:#?}"
+    );
     let state = dir.path().join(".warrant");
     let kubeconfig = std::fs::read_to_string(state.join("kubeconfig.yaml")).unwrap();
-    assert!(kubeconfig.contains("server: https://127.0.0.1:8443/authorize"), "{kubeconfig}");
+    assert!(
+        kubeconfig.contains("server: https://127.0.0.1:8443/authorize"),
+        "{kubeconfig}"
+    );
     let read = |n: &str| std::fs::read_to_string(state.join(n)).unwrap();
     let ca = read("ca.crt");
     let leaf = Leaf {
@@ -61,7 +71,10 @@ async fn serve_with_no_flags_starts_secure_and_answers() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(state.join("client.key")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(state.join("client.key"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o077, 0, "client key must not be readable by others");
     }
     let body = std::fs::read_to_string(repo("tests/fixtures/reviews/v1-resource.json")).unwrap();
@@ -69,14 +82,23 @@ async fn serve_with_no_flags_starts_secure_and_answers() {
     let (code, v) = post_review(&client(&ca, Some(&leaf)), url, &body).await;
     assert_eq!(code, 200);
     assert_eq!(v["status"]["denied"], true);
-    assert_eq!(v["status"]["reason"], "protected-deletions: Everything is forbidden.");
+    assert_eq!(
+        v["status"]["reason"],
+        "protected-deletions: Everything is forbidden."
+    );
     // Secure by default: no client certificate, no answer.
     let (code, _) = post_review(&client(&ca, None), url, &body).await;
     assert_eq!(code, 401);
 
     // SIGTERM drains and exits 0; the audit record reached standard output.
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -108,26 +130,77 @@ fn check_exit_codes_and_trace() {
     let allow = dir.path().join("allow.yaml");
     std::fs::write(&allow, ALLOW_ALL).unwrap();
     let deny = repo("authz-config/warrant.yaml");
-    let (code, out, _) = run(&["check", "delete", "deployments.apps/web", "-n", "production", "--as", "jane", "--config", &deny]);
+    let (code, out, _) = run(&[
+        "check",
+        "delete",
+        "deployments.apps/web",
+        "-n",
+        "production",
+        "--as",
+        "jane",
+        "--config",
+        &deny,
+    ]);
     assert_eq!(code, 3, "{out}");
-    assert!(out.starts_with("no (Deny)\nreason: protected-deletions: Everything is forbidden.\n"), "{out}");
-    assert!(out.contains("1. protected-deletions (AlwaysDeny): Deny"), "{out}");
-    let (code, out, _) = run(&["check", "get", "/healthz", "--config", allow.to_str().unwrap(), "-o", "json"]);
+    assert!(
+        out.starts_with("no (Deny)\nreason: protected-deletions: Everything is forbidden.\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1. protected-deletions (AlwaysDeny): Deny"),
+        "{out}"
+    );
+    let (code, out, _) = run(&[
+        "check",
+        "get",
+        "/healthz",
+        "--config",
+        allow.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["allowed"], true);
     assert_eq!(v["denied"], false);
     assert_eq!(v["trace"][0]["authorizer"], "allow-all");
-    let (code, out, _) = run(&["check", "-f", &repo("tests/fixtures/reviews/v1beta1-nonresource.json"), "--config", &deny, "-o", "json"]);
+    let (code, out, _) = run(&[
+        "check",
+        "-f",
+        &repo("tests/fixtures/reviews/v1beta1-nonresource.json"),
+        "--config",
+        &deny,
+        "-o",
+        "json",
+    ]);
     assert_eq!(code, 3, "{out}");
     // Usage and config errors exit 2.
     assert_eq!(run(&["check", "get"]).0, 2);
-    assert_eq!(run(&["check", "get", "pods", "--at", "yesterday", "--config", &deny]).0, 2);
+    assert_eq!(
+        run(&[
+            "check",
+            "get",
+            "pods",
+            "--at",
+            "yesterday",
+            "--config",
+            &deny
+        ])
+        .0,
+        2
+    );
     let bad = dir.path().join("bad.yaml");
-    std::fs::write(&bad, "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers: []\n").unwrap();
+    std::fs::write(
+        &bad,
+        "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers: []\n",
+    )
+    .unwrap();
     let (code, _, err) = run(&["check", "get", "pods", "--config", bad.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("bad.yaml:3: authorizers: Required value"), "{err}");
+    assert!(
+        err.contains("bad.yaml:3: authorizers: Required value"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -137,11 +210,25 @@ fn validate_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.yaml");
     std::fs::write(&bad, "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: RBAC\n  name: rbac\n- type: AlwaysDeny\n  name: FOO\n").unwrap();
-    let (code, out, _) = run(&["validate", &repo("authz-config/warrant.yaml"), bad.to_str().unwrap()]);
+    let (code, out, _) = run(&[
+        "validate",
+        &repo("authz-config/warrant.yaml"),
+        bad.to_str().unwrap(),
+    ]);
     assert_eq!(code, 1);
     let b = bad.display();
-    assert!(out.contains(&format!("{b}:4: authorizers[0].type: Unsupported value: \"RBAC\"")), "{out}");
-    assert!(out.contains(&format!("{b}:7: authorizers[1].name: Invalid value: \"FOO\"")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{b}:4: authorizers[0].type: Unsupported value: \"RBAC\""
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "{b}:7: authorizers[1].name: Invalid value: \"FOO\""
+        )),
+        "{out}"
+    );
 }
 
 #[test]
@@ -159,5 +246,8 @@ fn insecure_listen_must_be_loopback() {
         "none",
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("plain HTTP is only served on a loopback address"), "{err}");
+    assert!(
+        err.contains("plain HTTP is only served on a loopback address"),
+        "{err}"
+    );
 }

@@ -106,7 +106,12 @@ async fn malformed_reviews_get_400_with_a_status_body() {
         .unwrap();
     assert_eq!(r.status(), 400);
     let v: serde_json::Value = r.json().await.unwrap();
-    assert!(v["message"].as_str().unwrap().contains("send application/json"));
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("send application/json")
+    );
     // Over 1 MiB, with a Content-Length and streamed without one.
     let big = format!(
         r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{{"user":"{}","nonResourceAttributes":{{}}}}}}"#,
@@ -126,7 +131,10 @@ async fn malformed_reviews_get_400_with_a_status_body() {
     assert_eq!(r.status(), 413);
     // Routes and methods.
     assert_eq!(c.get(w.url("/nope")).send().await.unwrap().status(), 404);
-    assert_eq!(c.get(w.url("/authorize")).send().await.unwrap().status(), 405);
+    assert_eq!(
+        c.get(w.url("/authorize")).send().await.unwrap().status(),
+        405
+    );
     // The server survived all of it.
     let (code, v) = post_review(&c, &w.url("/authorize"), V1_REVIEW).await;
     assert_eq!((code, v["status"]["allowed"].as_bool()), (200, Some(true)));
@@ -158,8 +166,24 @@ async fn mtls_required_accepted_and_rejected() {
     assert_eq!(v["reason"], "Unauthorized");
     assert!(v["message"].as_str().unwrap().contains("not authenticated"));
     // Metrics also need a caller; probes do not.
-    assert_eq!(w.anonymous_client().get(w.url("/metrics")).send().await.unwrap().status(), 401);
-    assert_eq!(w.anonymous_client().get(w.url("/healthz")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        w.anonymous_client()
+            .get(w.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    assert_eq!(
+        w.anonymous_client()
+            .get(w.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     // A certificate from a foreign CA: the handshake itself fails.
     let foreign = Ca::new("foreign").client("mallory");
     let c = client(&w.ca.cert_pem, Some(&foreign));
@@ -212,11 +236,18 @@ async fn metrics_and_audit_record_each_review() {
     for _ in 0..3 {
         post_review(&c, &w.url("/authorize"), V1_REVIEW).await;
     }
-    let text = c.get(w.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let text = c
+        .get(w.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     for want in [
         "warrant_authorization_decisions_total{type=\"AlwaysDeny\",name=\"deny-all\",decision=\"denied\"} 3",
         "warrant_authorization_attempts_total{result=\"denied\"} 3",
-        "warrant_authorization_duration_seconds_bucket{le=\"1e-5\",result=\"denied\"}",
+        "warrant_authorization_duration_seconds_bucket{le=\"0.00001\",result=\"denied\"}",
         "warrant_http_requests_total{code=\"200\"} 3",
         "warrant_config_reloads_total{status=\"success\"} 1",
         "warrant_config_last_reload_timestamp_seconds{status=\"success\"}",
@@ -228,7 +259,11 @@ async fn metrics_and_audit_record_each_review() {
     let path = w.path("audit.log");
     let mut lines = Vec::new();
     for _ in 0..100 {
-        lines = std::fs::read_to_string(&path).unwrap_or_default().lines().map(String::from).collect();
+        lines = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect();
         if lines.len() >= 3 {
             break;
         }

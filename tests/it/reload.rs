@@ -12,14 +12,26 @@ async fn until_allowed(w: &Warrant, c: &reqwest::Client, want: bool, limit: Dura
         if code == 200 && v["status"]["allowed"].as_bool() == Some(want) {
             return started.elapsed();
         }
-        assert!(started.elapsed() < limit, "answer did not become allowed={want} within {limit:?}");
+        assert!(
+            started.elapsed() < limit,
+            "answer did not become allowed={want} within {limit:?}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
 async fn metric(c: &reqwest::Client, w: &Warrant, line_prefix: &str) -> Option<String> {
-    let text = c.get(w.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    text.lines().find(|l| l.starts_with(line_prefix)).map(String::from)
+    let text = c
+        .get(w.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| l.starts_with(line_prefix))
+        .map(String::from)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -34,7 +46,9 @@ async fn valid_change_takes_effect_within_one_second() {
     let took = until_allowed(&w, &c, true, Duration::from_secs(1)).await;
     eprintln!("rename took effect after {took:?}");
     assert_eq!(
-        metric(&c, &w, "warrant_config_reloads_total{status=\"success\"}").await.as_deref(),
+        metric(&c, &w, "warrant_config_reloads_total{status=\"success\"}")
+            .await
+            .as_deref(),
         Some("warrant_config_reloads_total{status=\"success\"} 3")
     );
     w.stop().await;
@@ -48,19 +62,30 @@ async fn invalid_change_keeps_the_old_chain() {
     std::fs::write(w.config_path(), "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: AlwaysDeny\n  nmae: typo\n").unwrap();
     // Wait until the failure is counted, then check the old chain still answers.
     let started = Instant::now();
-    while metric(&c, &w, "warrant_config_reloads_total{status=\"failure\"}").await.is_none() {
-        assert!(started.elapsed() < Duration::from_secs(2), "failure was not counted");
+    while metric(&c, &w, "warrant_config_reloads_total{status=\"failure\"}")
+        .await
+        .is_none()
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "failure was not counted"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let (code, v) = post_review(&c, &w.url("/authorize"), V1_REVIEW).await;
     assert_eq!((code, v["status"]["allowed"].as_bool()), (200, Some(true)));
-    assert_eq!(metric(&c, &w, "warrant_config_info").await.unwrap(), hash_before);
+    assert_eq!(
+        metric(&c, &w, "warrant_config_info").await.unwrap(),
+        hash_before
+    );
     assert_eq!(c.get(w.url("/readyz")).send().await.unwrap().status(), 200);
     // Touching the same invalid bytes again is not a new failure.
     std::fs::write(w.config_path(), "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: AlwaysDeny\n  nmae: typo\n").unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(
-        metric(&c, &w, "warrant_config_reloads_total{status=\"failure\"}").await.as_deref(),
+        metric(&c, &w, "warrant_config_reloads_total{status=\"failure\"}")
+            .await
+            .as_deref(),
         Some("warrant_config_reloads_total{status=\"failure\"} 1")
     );
     // A fix is picked up.
@@ -120,7 +145,10 @@ async fn readiness_follows_the_first_valid_config() {
     std::fs::write(w.config_path(), DENY_ALL).unwrap();
     let started = Instant::now();
     while c.get(w.url("/readyz")).send().await.unwrap().status() != 200 {
-        assert!(started.elapsed() < Duration::from_secs(1), "not ready within 1s");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "not ready within 1s"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let (code, v) = post_review(&c, &w.url("/authorize"), V1_REVIEW).await;

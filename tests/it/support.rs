@@ -46,7 +46,10 @@ impl Ca {
         let mut p = CertificateParams::default();
         p.distinguished_name.push(DnType::CommonName, name);
         p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        p.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
         let cert = p.self_signed(&key).unwrap();
         Self {
             cert_pem: cert.pem(),
@@ -133,7 +136,10 @@ impl Warrant {
         }
         let metrics = Arc::new(Metrics::new());
         let live = Arc::new(LiveChain::default());
-        tokio::spawn(live.clone().watch(config_path.clone(), fast_timing(), metrics.clone()));
+        tokio::spawn(
+            live.clone()
+                .watch(config_path.clone(), fast_timing(), metrics.clone()),
+        );
         let files = TlsFiles {
             cert: dir.path().join("tls.crt"),
             key: dir.path().join("tls.key"),
@@ -141,7 +147,9 @@ impl Warrant {
         };
         let tls = Arc::new(ReloadingTls::new(files).unwrap());
         tokio::spawn(tls.clone().watch(fast_timing()));
-        let tokens = opts.tokens.map(|t| TokenAuth::parse("tokens.csv", t).unwrap());
+        let tokens = opts
+            .tokens
+            .map(|t| TokenAuth::parse("tokens.csv", t).unwrap());
         let audit_target = if opts.audit {
             AuditTarget::File(dir.path().join("audit.log"))
         } else {
@@ -218,7 +226,10 @@ impl Warrant {
             let _ = tx.send(());
         }
         if let Some(t) = self.task.take() {
-            tokio::time::timeout(Duration::from_secs(10), t).await.unwrap().unwrap();
+            tokio::time::timeout(Duration::from_secs(10), t)
+                .await
+                .unwrap()
+                .unwrap();
         }
     }
 }
@@ -238,9 +249,10 @@ pub fn client_config(ca_pem: &str, leaf: Option<&Leaf>) -> rustls::ClientConfig 
         .with_root_certificates(roots);
     let mut cfg = match leaf {
         Some(l) => {
-            let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(l.cert_pem.as_bytes())
-                .collect::<Result<_, _>>()
-                .unwrap();
+            let chain: Vec<CertificateDer<'static>> =
+                CertificateDer::pem_slice_iter(l.cert_pem.as_bytes())
+                    .collect::<Result<_, _>>()
+                    .unwrap();
             let key = PrivateKeyDer::from_pem_slice(l.key_pem.as_bytes()).unwrap();
             b.with_client_auth_cert(chain, key).unwrap()
         }
@@ -258,7 +270,11 @@ pub fn client(ca_pem: &str, leaf: Option<&Leaf>) -> reqwest::Client {
         .unwrap()
 }
 
-pub async fn post_review(client: &reqwest::Client, url: &str, body: &str) -> (u16, serde_json::Value) {
+pub async fn post_review(
+    client: &reqwest::Client,
+    url: &str,
+    body: &str,
+) -> (u16, serde_json::Value) {
     let r = client
         .post(url)
         .header("Content-Type", "application/json")

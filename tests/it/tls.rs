@@ -22,7 +22,9 @@ async fn connect(w: &Warrant) -> (Vec<u8>, Sender) {
         .await
         .unwrap();
     let leaf = tls.get_ref().1.peer_certificates().unwrap()[0].to_vec();
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.unwrap();
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .unwrap();
     tokio::spawn(conn);
     (leaf, sender)
 }
@@ -56,11 +58,15 @@ async fn certificate_rotation_keeps_open_connections() {
         if leaf != old_leaf {
             break leaf;
         }
-        assert!(started.elapsed() < Duration::from_secs(2), "new certificate not served within 2s");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "new certificate not served within 2s"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     eprintln!("rotated certificate served after {:?}", started.elapsed());
-    let expected = rustls_pki_types::CertificateDer::from_pem_slice(new.cert_pem.as_bytes()).unwrap();
+    let expected =
+        rustls_pki_types::CertificateDer::from_pem_slice(new.cert_pem.as_bytes()).unwrap();
     assert_eq!(new_leaf, expected.to_vec());
     // The connection opened before the rotation is still alive and answering.
     assert!(!kept.is_closed());

@@ -69,17 +69,31 @@ async fn first_final_decision_wins_and_later_entries_are_not_called() {
         message: "no".into(),
         code: Some(Code::new("NOPE").unwrap()),
     };
-    let (b, b_calls) = entry("b", Some(Verdict::new(Decision::Deny, deny)), FailurePolicy::Deny);
-    let (c, c_calls) = entry("c", Some(Verdict::bare(Decision::Allow)), FailurePolicy::Deny);
+    let (b, b_calls) = entry(
+        "b",
+        Some(Verdict::new(Decision::Deny, deny)),
+        FailurePolicy::Deny,
+    );
+    let (c, c_calls) = entry(
+        "c",
+        Some(Verdict::bare(Decision::Allow)),
+        FailurePolicy::Deny,
+    );
     let chain = Chain::new(vec![a, b, c]).unwrap();
-    let answer = chain.authorize(&input(), Deadline::after(Duration::from_secs(1))).await;
+    let answer = chain
+        .authorize(&input(), Deadline::after(Duration::from_secs(1)))
+        .await;
     assert_eq!(answer.decision, Decision::Deny);
     assert_eq!(answer.decided_by.as_ref().unwrap().as_str(), "b");
     assert_eq!(answer.reason, "b/r1: no [NOPE]");
     assert_eq!(answer.code.as_ref().unwrap().as_str(), "NOPE");
     assert_eq!(answer.trace.len(), 2);
     assert_eq!(
-        (a_calls.load(Ordering::SeqCst), b_calls.load(Ordering::SeqCst), c_calls.load(Ordering::SeqCst)),
+        (
+            a_calls.load(Ordering::SeqCst),
+            b_calls.load(Ordering::SeqCst),
+            c_calls.load(Ordering::SeqCst)
+        ),
         (1, 1, 0)
     );
     let status = answer.status();
@@ -91,10 +105,16 @@ async fn first_final_decision_wins_and_later_entries_are_not_called() {
 #[tokio::test]
 async fn all_no_opinion_joins_reasons() {
     let (a, _) = entry("a", no_opinion("first"), FailurePolicy::Deny);
-    let (b, _) = entry("b", Some(Verdict::bare(Decision::NoOpinion)), FailurePolicy::Deny);
+    let (b, _) = entry(
+        "b",
+        Some(Verdict::bare(Decision::NoOpinion)),
+        FailurePolicy::Deny,
+    );
     let (c, _) = entry("c", no_opinion("third"), FailurePolicy::Deny);
     let chain = Chain::new(vec![a, b, c]).unwrap();
-    let answer = chain.authorize(&input(), Deadline::after(Duration::from_secs(1))).await;
+    let answer = chain
+        .authorize(&input(), Deadline::after(Duration::from_secs(1)))
+        .await;
     assert_eq!(answer.decision, Decision::NoOpinion);
     assert_eq!(answer.decided_by, None);
     assert_eq!(answer.reason, "a: first\nc: third");
@@ -107,9 +127,15 @@ async fn all_no_opinion_joins_reasons() {
 async fn failure_policy_no_opinion_continues_and_keeps_the_error() {
     let (a, _) = entry("hangs", None, FailurePolicy::NoOpinion);
     let (b, _) = entry("hangs-too", None, FailurePolicy::NoOpinion);
-    let (c, c_calls) = entry("allows", Some(Verdict::bare(Decision::Allow)), FailurePolicy::Deny);
+    let (c, c_calls) = entry(
+        "allows",
+        Some(Verdict::bare(Decision::Allow)),
+        FailurePolicy::Deny,
+    );
     let chain = Chain::new(vec![a, b, c]).unwrap();
-    let answer = chain.authorize(&input(), Deadline::after(Duration::from_millis(50))).await;
+    let answer = chain
+        .authorize(&input(), Deadline::after(Duration::from_millis(50)))
+        .await;
     // Both hanging authorizers used up the deadline; the third ran after it and still answered
     // because it answers at once.
     assert_eq!(c_calls.load(Ordering::SeqCst), 1);
@@ -119,18 +145,33 @@ async fn failure_policy_no_opinion_continues_and_keeps_the_error() {
         answer.evaluation_error().unwrap(),
         "[hangs: no answer within the review deadline (50 ms), hangs-too: no answer within the review deadline (50 ms)]"
     );
-    assert!(matches!(answer.trace[0].outcome, StepOutcome::Failed { policy: FailurePolicy::NoOpinion, .. }));
+    assert!(matches!(
+        answer.trace[0].outcome,
+        StepOutcome::Failed {
+            policy: FailurePolicy::NoOpinion,
+            ..
+        }
+    ));
 }
 
 #[tokio::test(start_paused = true)]
 async fn failure_policy_deny_stops_with_a_reason_that_says_what_failed() {
     let (a, _) = entry("guard", None, FailurePolicy::Deny);
-    let (b, b_calls) = entry("allows", Some(Verdict::bare(Decision::Allow)), FailurePolicy::Deny);
+    let (b, b_calls) = entry(
+        "allows",
+        Some(Verdict::bare(Decision::Allow)),
+        FailurePolicy::Deny,
+    );
     let chain = Chain::new(vec![a, b]).unwrap();
-    let answer = chain.authorize(&input(), Deadline::after(Duration::from_millis(20))).await;
+    let answer = chain
+        .authorize(&input(), Deadline::after(Duration::from_millis(20)))
+        .await;
     assert_eq!(b_calls.load(Ordering::SeqCst), 0);
     assert_eq!(answer.decision, Decision::Deny);
-    assert_eq!(answer.reason, "guard: no answer within the review deadline (20 ms)");
+    assert_eq!(
+        answer.reason,
+        "guard: no answer within the review deadline (20 ms)"
+    );
     assert_eq!(
         answer.status().evaluation_error.as_deref(),
         Some("guard: no answer within the review deadline (20 ms)")
@@ -142,6 +183,9 @@ async fn failure_policy_deny_stops_with_a_reason_that_says_what_failed() {
 fn names_are_checked_once_at_build() {
     let (a, _) = entry("same", None, FailurePolicy::Deny);
     let (b, _) = entry("same", None, FailurePolicy::Deny);
-    assert_eq!(Chain::new(vec![a, b]).unwrap_err(), BuildError::DuplicateName("same".into()));
+    assert_eq!(
+        Chain::new(vec![a, b]).unwrap_err(),
+        BuildError::DuplicateName("same".into())
+    );
     assert_eq!(Chain::new(vec![]).unwrap_err(), BuildError::Empty);
 }

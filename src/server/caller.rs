@@ -189,6 +189,20 @@ impl CallerAuth {
         if self.client_certificates && verified_cert {
             return Some(Caller::Certificate);
         }
+        self.bearer(authorization)
+    }
+
+    /// Authenticates a request on the loopback plain-HTTP listener, where no certificate can
+    /// be presented: bearer tokens apply when a token file is configured, otherwise the local
+    /// caller is trusted.
+    pub fn authenticate_plain(&self, authorization: Option<&str>) -> Option<Caller> {
+        match &self.tokens {
+            None => Some(Caller::Anonymous),
+            Some(_) => self.bearer(authorization),
+        }
+    }
+
+    fn bearer(&self, authorization: Option<&str>) -> Option<Caller> {
         let tokens = self.tokens.as_ref()?;
         let header = authorization?;
         let (scheme, token) = header.split_once(' ')?;

@@ -127,19 +127,14 @@ fn authenticate(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    // The plain-HTTP listener is loopback only; there, bearer tokens still apply when a token
-    // file is configured, and otherwise a local caller is trusted.
-    let auth = if conn.insecure {
-        CallerAuth {
-            client_certificates: false,
-            tokens: state.caller_auth.tokens.clone(),
-        }
+    let caller = if conn.insecure {
+        state.caller_auth.authenticate_plain(authorization)
     } else {
-        state.caller_auth.clone()
+        state
+            .caller_auth
+            .authenticate(conn.verified_cert, authorization)
     };
-    auth.authenticate(conn.verified_cert, authorization)
-        .map(|_| ())
-        .ok_or(Rejection::Unauthenticated)
+    caller.map(|_| ()).ok_or(Rejection::Unauthenticated)
 }
 
 fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {

@@ -283,3 +283,32 @@ async fn metrics_and_audit_record_each_review() {
     assert!(rec["configHash"].as_str().unwrap().starts_with("sha256:"));
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loopback_plain_http_listener() {
+    let w = Warrant::start(Options::default()).await;
+    let c = w.anonymous_client();
+    let url = format!("http://{}/authorize", w.plain_addr);
+    let (code, v) = post_review(&c, &url, V1_REVIEW).await;
+    assert_eq!((code, v["status"]["allowed"].as_bool()), (200, Some(true)));
+    w.stop().await;
+
+    // With a token file, the plain listener requires a token too.
+    let w = Warrant::start(Options {
+        tokens: Some("tok,kube-apiserver,1\n"),
+        ..Options::default()
+    })
+    .await;
+    let c = w.anonymous_client();
+    let url = format!("http://{}/authorize", w.plain_addr);
+    assert_eq!(post_review(&c, &url, V1_REVIEW).await.0, 401);
+    let r = c
+        .post(&url)
+        .bearer_auth("tok")
+        .body(V1_REVIEW)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    w.stop().await;
+}

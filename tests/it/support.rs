@@ -106,6 +106,7 @@ impl Default for Options {
 /// A running in-process warrant.
 pub struct Warrant {
     pub addr: SocketAddr,
+    pub plain_addr: SocketAddr,
     pub dir: tempfile::TempDir,
     pub ca: Ca,
     pub client: Leaf,
@@ -168,14 +169,17 @@ impl Warrant {
         });
         let mut options = ServerOptions::new("127.0.0.1:0".parse().unwrap());
         options.shutdown_grace = Duration::from_secs(5);
+        options.insecure_listen = Some("127.0.0.1:0".parse().unwrap());
         let server = Server::bind(options, tls, state).await.unwrap();
         let addr = server.local_addr();
+        let plain_addr = server.insecure_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async {
             let _ = rx.await;
         }));
         let w = Self {
             addr,
+            plain_addr,
             dir,
             ca,
             client,

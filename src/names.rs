@@ -57,17 +57,6 @@ impl AuthorizerName {
         is_dns1123_subdomain(s)?;
         Ok(Self(s.into()))
     }
-
-    /// The name as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for AuthorizerName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
 }
 
 /// The name of a rule inside an authorizer: 1-63 characters of ASCII letters, digits, '-', '_'
@@ -95,17 +84,6 @@ impl RuleName {
                 "must consist of letters, digits, '-', '_' or '.', and start with a letter or digit",
             ))
         }
-    }
-
-    /// The name as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for RuleName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 
@@ -135,18 +113,29 @@ impl Code {
             ))
         }
     }
-
-    /// The code as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// The plumbing every checked name shares: `as_str` and `Display`.
+macro_rules! name_plumbing {
+    ($t:ident) => {
+        impl $t {
+            /// The name as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
 }
+
+name_plumbing!(AuthorizerName);
+name_plumbing!(RuleName);
+name_plumbing!(Code);
 
 #[cfg(test)]
 mod tests;

@@ -127,39 +127,23 @@ fn generate(files: &StateFiles) -> Result<(), BootstrapError> {
     let ca_cert = ca.self_signed(&ca_key)?;
     let issuer = Issuer::new(ca, ca_key);
 
-    let serving_key = KeyPair::generate()?;
-    let mut serving = CertificateParams::new(vec!["localhost".to_owned()])?;
-    serving
-        .subject_alt_names
-        .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
-    serving
-        .subject_alt_names
-        .push(SanType::IpAddress(IpAddr::V6(Ipv6Addr::LOCALHOST)));
-    serving
-        .distinguished_name
-        .push(DnType::CommonName, "warrant");
-    serving.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    serving.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
+    let sans = vec![
+        SanType::DnsName("localhost".try_into()?),
+        SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        SanType::IpAddress(IpAddr::V6(Ipv6Addr::LOCALHOST)),
     ];
-    serving.use_authority_key_identifier_extension = true;
-    validity(&mut serving, 365);
-    let serving_cert = serving.signed_by(&serving_key, &issuer)?;
-
-    let client_key = KeyPair::generate()?;
-    let mut client = CertificateParams::default();
-    client
-        .distinguished_name
-        .push(DnType::CommonName, "kube-apiserver");
-    client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    client.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    client.use_authority_key_identifier_extension = true;
-    validity(&mut client, 365);
-    let client_cert = client.signed_by(&client_key, &issuer)?;
+    let (serving_cert, serving_key) = leaf(
+        &issuer,
+        "warrant",
+        sans,
+        ExtendedKeyUsagePurpose::ServerAuth,
+    )?;
+    let (client_cert, client_key) = leaf(
+        &issuer,
+        "kube-apiserver",
+        Vec::new(),
+        ExtendedKeyUsagePurpose::ClientAuth,
+    )?;
 
     write_file(&files.ca_cert, &ca_cert.pem(), false)?;
     write_file(&files.serving_cert, &serving_cert.pem(), false)?;
@@ -169,6 +153,28 @@ fn generate(files: &StateFiles) -> Result<(), BootstrapError> {
     // The CA key is not kept: nothing else is ever signed with it, so a leaked state directory
     // cannot mint new client identities.
     Ok(())
+}
+
+/// A one-year leaf certificate for `cn`, signed by `issuer`.
+fn leaf(
+    issuer: &Issuer<'_, KeyPair>,
+    cn: &str,
+    sans: Vec<SanType>,
+    usage: ExtendedKeyUsagePurpose,
+) -> Result<(rcgen::Certificate, KeyPair), BootstrapError> {
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::default();
+    params.subject_alt_names = sans;
+    params.distinguished_name.push(DnType::CommonName, cn);
+    params.extended_key_usages = vec![usage];
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.use_authority_key_identifier_extension = true;
+    validity(&mut params, 365);
+    let cert = params.signed_by(&key, issuer)?;
+    Ok((cert, key))
 }
 
 fn kubeconfig(files: &StateFiles, listen: SocketAddr) -> String {

@@ -236,14 +236,7 @@ async fn metrics_and_audit_record_each_review() {
     for _ in 0..3 {
         post_review(&c, &w.url("/authorize"), V1_REVIEW).await;
     }
-    let text = c
-        .get(w.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = metrics_text(&c, &w).await;
     for want in [
         "warrant_authorization_decisions_total{type=\"AlwaysDeny\",name=\"deny-all\",decision=\"denied\"} 3",
         "warrant_authorization_attempts_total{result=\"denied\"} 3",

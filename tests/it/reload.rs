@@ -21,14 +21,7 @@ async fn until_allowed(w: &Warrant, c: &reqwest::Client, want: bool, limit: Dura
 }
 
 async fn metric(c: &reqwest::Client, w: &Warrant, line_prefix: &str) -> Option<String> {
-    let text = c
-        .get(w.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = metrics_text(c, w).await;
     text.lines()
         .find(|l| l.starts_with(line_prefix))
         .map(String::from)

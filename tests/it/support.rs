@@ -297,3 +297,14 @@ pub fn replace_file(path: &Path, contents: &str) {
     std::fs::write(&tmp, contents).unwrap();
     std::fs::rename(&tmp, path).unwrap();
 }
+
+/// The `/metrics` text, fetched with `c`.
+pub async fn metrics_text(c: &reqwest::Client, w: &Warrant) -> String {
+    c.get(w.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}

@@ -30,6 +30,8 @@ async fn connect(w: &Warrant) -> (Vec<u8>, Sender) {
 }
 
 async fn review(sender: &mut Sender) -> u16 {
+    // Wait until the connection can take the next request; an error here means it was closed.
+    sender.ready().await.unwrap();
     let req = hyper::Request::post("/authorize")
         .header("host", "localhost")
         .header("content-type", "application/json")

@@ -24,6 +24,8 @@ use thiserror::Error;
 use tls::ReloadingTls;
 use tokio::net::TcpListener;
 
+type TlsStream = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+
 /// Timeouts and limits of the listener.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -156,11 +158,19 @@ impl Server {
             options,
         } = self;
 
+        // Handshakes run in their own tasks and hand finished TLS streams back here, so only
+        // connections that completed a handshake are drained on shutdown; a handshake still
+        // in progress is simply abandoned.
+        let (handshaken, mut ready) = tokio::sync::mpsc::channel::<(TlsStream, ConnectionInfo)>(64);
         tokio::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
                 a = listener.accept() => a.map(|(tcp, _)| (tcp, false)),
                 a = accept_optional(insecure.as_ref()) => a.map(|(tcp, _)| (tcp, true)),
+                Some((stream, info)) = ready.recv() => {
+                    serve_connection(&builder, graceful.watcher(), state.clone(), info, stream);
+                    continue;
+                }
                 _ = &mut shutdown => break,
             };
             let (tcp, plain) = match accepted {
@@ -171,18 +181,17 @@ impl Server {
                     continue;
                 }
             };
-            let (builder, state) = (builder.clone(), state.clone());
-            let watcher = graceful.watcher();
             if plain {
                 let info = ConnectionInfo {
                     verified_cert: false,
                     insecure: true,
                 };
-                serve_connection(&builder, watcher, state, info, tcp);
+                serve_connection(&builder, graceful.watcher(), state.clone(), info, tcp);
                 continue;
             }
             let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
             let handshake_timeout = options.handshake_timeout;
+            let handshaken = handshaken.clone();
             tokio::spawn(async move {
                 let stream =
                     match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
@@ -204,9 +213,11 @@ impl Server {
                         .is_some_and(|c| !c.is_empty()),
                     insecure: false,
                 };
-                serve_connection(&builder, watcher, state, info, stream);
+                // The server may have stopped meanwhile; then the stream is dropped.
+                let _ = handshaken.send((stream, info)).await;
             });
         }
+        drop(ready);
         drop(listener);
         drop(insecure);
         tracing::info!("shutting down: draining in-flight requests");

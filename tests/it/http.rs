@@ -305,3 +305,72 @@ async fn loopback_plain_http_listener() {
     assert_eq!(r.status(), 200);
     w.stop().await;
 }
+
+/// A request body fed through a channel, so a test controls when each part arrives.
+struct ChannelBody(tokio::sync::mpsc::Receiver<Result<Vec<u8>, std::io::Error>>);
+
+impl futures_core::Stream for ChannelBody {
+    type Item = Result<Vec<u8>, std::io::Error>;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_drains_in_flight_reviews_and_refuses_new_connections() {
+    let mut w = Warrant::start(Options::default()).await;
+    let c = w.client();
+    let (tx, rx) = tokio::sync::mpsc::channel(2);
+    let url = w.url("/authorize");
+    let in_flight = tokio::spawn(async move {
+        c.post(url)
+            .header("Content-Type", "application/json")
+            .body(reqwest::Body::wrap_stream(ChannelBody(rx)))
+            .send()
+            .await
+    });
+    let (head, tail) = V1_REVIEW.split_at(V1_REVIEW.len() / 2);
+    tx.send(Ok(head.as_bytes().to_vec())).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    w.begin_shutdown();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        tokio::net::TcpStream::connect(w.addr).await.is_err(),
+        "new connections must be refused once shutdown began"
+    );
+    tx.send(Ok(tail.as_bytes().to_vec())).await.unwrap();
+    drop(tx);
+    let r = in_flight.await.unwrap().unwrap();
+    assert_eq!(r.status(), 200);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(v["status"]["allowed"], true);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unfinished_tls_handshakes_hold_neither_the_listener_nor_the_drain() {
+    // Clients that connect and never speak TLS must not stop others from being served, nor
+    // keep a shutdown waiting for the handshake timeout (10 s) or the grace period (5 s here).
+    let w = Warrant::start(Options::default()).await;
+    let _idle = open_idle(w.addr, 20).await;
+    let (code, _) = post_review(&w.client(), &w.url("/authorize"), V1_REVIEW).await;
+    assert_eq!(code, 200);
+    let started = std::time::Instant::now();
+    w.stop().await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "shutdown waited {:?}",
+        started.elapsed()
+    );
+}
+
+async fn open_idle(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::TcpStream> {
+    let mut v = Vec::new();
+    for _ in 0..n {
+        v.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    v
+}

@@ -225,6 +225,13 @@ impl Warrant {
         client(&self.ca.cert_pem, None)
     }
 
+    /// Signals shutdown without waiting for the drain.
+    pub fn begin_shutdown(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+
     pub async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());

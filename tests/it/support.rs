@@ -115,6 +115,9 @@ pub struct Warrant {
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// The header-read timeout of test servers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_millis(500);
+
 pub fn fast_timing() -> WatchTiming {
     WatchTiming {
         debounce: Duration::from_millis(50),
@@ -169,6 +172,7 @@ impl Warrant {
         });
         let mut options = ServerOptions::new("127.0.0.1:0".parse().unwrap());
         options.shutdown_grace = Duration::from_secs(5);
+        options.header_read_timeout = HEADER_READ_TIMEOUT;
         options.insecure_listen = Some("127.0.0.1:0".parse().unwrap());
         let server = Server::bind(options, tls, state).await.unwrap();
         let addr = server.local_addr();

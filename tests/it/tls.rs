@@ -78,3 +78,37 @@ async fn certificate_rotation_keeps_open_connections() {
 }
 
 use rustls_pki_types::pem::PemObject;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_headers_are_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let w = Warrant::start(Options::default()).await;
+    let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
+    let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
+    let mut tls = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    tls.write_all(b"POST /authorize HTTP/1.1\r\nHost: localhost\r\n")
+        .await
+        .unwrap();
+    tls.flush().await.unwrap();
+    let started = Instant::now();
+    let mut buf = Vec::new();
+    // The server must end the connection (with or without a 408) once the header timeout passes.
+    let read = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "connection still open after 5s");
+    let took = started.elapsed();
+    assert!(
+        took >= HEADER_READ_TIMEOUT - Duration::from_millis(50),
+        "closed too early: {took:?}"
+    );
+    let text = String::from_utf8_lossy(&buf);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "{text}"
+    );
+    w.stop().await;
+}

@@ -193,10 +193,13 @@ impl CallerAuth {
     }
 
     /// Authenticates a request on the loopback plain-HTTP listener, where no certificate can
-    /// be presented: bearer tokens apply when a token file is configured, otherwise the local
-    /// caller is trusted.
+    /// be presented: bearer tokens apply when a token file is configured; with client
+    /// certificates required and no token file the caller is refused; with no caller
+    /// authentication configured at all a local caller is trusted.
     pub fn authenticate_plain(&self, authorization: Option<&str>) -> Option<Caller> {
         match &self.tokens {
+            // Client certificates are required on TLS, and none can be shown here: refuse.
+            None if self.client_certificates => None,
             None => Some(Caller::Anonymous),
             Some(_) => self.bearer(authorization),
         }

@@ -279,7 +279,21 @@ async fn metrics_and_audit_record_each_review() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn loopback_plain_http_listener() {
+    // Client certificates are required on TLS; the plain listener cannot check one, so with no
+    // token file it refuses every caller.
     let w = Warrant::start(Options::default()).await;
+    let c = w.anonymous_client();
+    let url = format!("http://{}/authorize", w.plain_addr);
+    let (code, v) = post_review(&c, &url, V1_REVIEW).await;
+    assert_eq!((code, v["reason"].as_str()), (401, Some("Unauthorized")));
+    w.stop().await;
+
+    // No caller authentication configured at all: a loopback caller is trusted.
+    let w = Warrant::start(Options {
+        client_ca: false,
+        ..Options::default()
+    })
+    .await;
     let c = w.anonymous_client();
     let url = format!("http://{}/authorize", w.plain_addr);
     let (code, v) = post_review(&c, &url, V1_REVIEW).await;

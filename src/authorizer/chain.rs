@@ -207,14 +207,16 @@ impl Chain {
                         elapsed,
                     });
                     if decision.is_final() {
-                        return decided(entry, decision, reason, errors, trace);
+                        // As union.go: a decision carries only its own authorizer's error;
+                        // earlier failures stay in the trace.
+                        return decided(entry, decision, reason, Vec::new(), trace);
                     }
                     if let Some(r) = &reason {
                         reasons.push(attributed(&entry.name, r));
                     }
                 }
                 Err(error) => {
-                    errors.push(format!("{}: {error}", entry.name));
+                    let text = format!("{}: {error}", entry.name);
                     let policy = entry.failure_policy;
                     let message = error.to_string();
                     trace.push(Step {
@@ -225,8 +227,9 @@ impl Chain {
                     });
                     if policy == FailurePolicy::Deny {
                         let reason = Reason::message(message);
-                        return decided(entry, Decision::Deny, Some(reason), errors, trace);
+                        return decided(entry, Decision::Deny, Some(reason), vec![text], trace);
                     }
+                    errors.push(text);
                 }
             }
         }

@@ -140,9 +140,20 @@ async fn failure_policy_no_opinion_continues_and_keeps_the_error() {
     // because it answers at once.
     assert_eq!(c_calls.load(Ordering::SeqCst), 1);
     assert_eq!(answer.decision, Decision::Allow);
-    assert_eq!(answer.errors.len(), 2);
+    // As union.go: the deciding authorizer's own (absent) error is returned, not earlier ones.
+    assert_eq!(answer.evaluation_error(), None);
+    assert_eq!(answer.trace.len(), 3);
+
+    // When nobody decides, every error is kept and aggregated.
+    let (a, _) = entry("hangs", None, FailurePolicy::NoOpinion);
+    let (b, _) = entry("hangs-too", None, FailurePolicy::NoOpinion);
+    let chain2 = Chain::new(vec![a, b]).unwrap();
+    let none = chain2
+        .authorize(&input(), Deadline::after(Duration::from_millis(50)))
+        .await;
+    assert_eq!(none.decision, Decision::NoOpinion);
     assert_eq!(
-        answer.evaluation_error().unwrap(),
+        none.evaluation_error().unwrap(),
         "[hangs: no answer within the review deadline (50 ms), hangs-too: no answer within the review deadline (50 ms)]"
     );
     assert!(matches!(

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod authorizer;
+pub mod cel;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -1,0 +1,437 @@
+//! CEL for matchConditions and Policy rules: one environment shaped like kube-apiserver's
+//! authorization CEL (`k8s.io/apiserver/pkg/authorization/cel`), a load-time type checker, and
+//! evaluation with a step budget. Every use of the `cel` crate's API stays behind this module.
+//!
+//! An [`Expression`] is compiled once, at config load, and evaluated per review against a
+//! [`Bound`] review, which is built once per review and shared by every expression of an
+//! authorizer.
+
+mod bind;
+mod check;
+mod library;
+mod limits;
+mod schema;
+mod signatures;
+#[cfg(test)]
+mod tests;
+mod types;
+
+pub use bind::SelectorUse;
+pub use limits::{MAX_EXPRESSION_BYTES, MAX_NESTING, MAX_TREE_DEPTH, STEP_BUDGET};
+
+use check::Declarations;
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
+use limits::Budget;
+use std::fmt;
+use std::sync::{Arc, LazyLock};
+use thiserror::Error;
+use types::Ty;
+
+use ::cel as engine;
+use engine::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue, operators};
+
+/// Which variables an expression may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variables {
+    /// `request` only: matchConditions, exactly as upstream.
+    Request,
+    /// `request` and `now`: Policy rules.
+    RequestAndNow,
+}
+
+/// Why an expression was rejected at load time. The text reads like kube-apiserver's.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CompileError {
+    /// Longer than [`MAX_EXPRESSION_BYTES`].
+    #[error("expression is {len} bytes long; the limit is {max}")]
+    TooLong {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Nested deeper than [`MAX_NESTING`] or [`MAX_TREE_DEPTH`].
+    #[error("expression nests {depth} levels deep; the limit is {max}")]
+    TooDeep {
+        /// How deep.
+        depth: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A syntax or type error, with cel-go's `ERROR: <input>:L:C: ...` report.
+    #[error("compilation failed: {0}")]
+    Compilation(String),
+    /// The expression's type is not `bool`.
+    #[error("must evaluate to bool but got {0}")]
+    NotBool(String),
+}
+
+/// Why an evaluation failed. Displays as the detail kube-apiserver shows after
+/// `resulted in error: `.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EvalError {
+    /// The interpreter reported an error (a missing key, an overflow, a bad argument...).
+    #[error("{0}")]
+    Failed(String),
+    /// The step or time budget ran out.
+    #[error("{}", limits::COST_EXCEEDED)]
+    BudgetExceeded,
+    /// The value was not a bool (only possible through `dyn`).
+    #[error("eval result type should be bool but got {0}")]
+    NotBool(String),
+}
+
+/// The shared environment: the standard library, the strings extension, optional syntax and
+/// warrant's libraries.
+struct Environment {
+    env: Arc<engine::Env>,
+}
+
+static ENVIRONMENT: LazyLock<Result<Environment, String>> = LazyLock::new(|| {
+    let mut env = engine::Env::stdlib();
+    env.add_extension(engine::extensions::strings)
+        .map_err(|e| e.to_string())?;
+    library::register(&mut env).map_err(|e| e.to_string())?;
+    // cel-go (and so Kubernetes) keeps the last of repeated map-literal keys.
+    env.set_error_on_duplicate_map_keys(false);
+    Ok(Environment { env: Arc::new(env) })
+});
+
+fn environment() -> Result<&'static Environment, CompileError> {
+    ENVIRONMENT
+        .as_ref()
+        .map_err(|e| CompileError::Compilation(format!("CEL environment: {e}")))
+}
+
+/// A compiled, type-checked boolean expression.
+#[derive(Clone)]
+pub struct Expression {
+    source: Arc<str>,
+    ast: Arc<IdedExpr>,
+    selectors: SelectorUse,
+}
+
+impl fmt::Debug for Expression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Expression").field(&self.source).finish()
+    }
+}
+
+impl PartialEq for Expression {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Expression {
+    /// Parses, checks and prepares `source` for evaluation with `vars` in scope.
+    pub fn compile(source: &str, vars: Variables) -> Result<Self, CompileError> {
+        if source.len() > MAX_EXPRESSION_BYTES {
+            return Err(CompileError::TooLong {
+                len: source.len(),
+                max: MAX_EXPRESSION_BYTES,
+            });
+        }
+        let nesting = limits::nesting(source);
+        if nesting > MAX_NESTING {
+            return Err(CompileError::TooDeep {
+                depth: nesting,
+                max: MAX_NESTING,
+            });
+        }
+        let env = environment()?;
+        let program = env
+            .env
+            .compile(source)
+            .map_err(|e| CompileError::Compilation(e.to_string()))?;
+        let ast = program.expression();
+        let depth = tree_depth(ast);
+        if depth > MAX_TREE_DEPTH {
+            return Err(CompileError::TooDeep {
+                depth,
+                max: MAX_TREE_DEPTH,
+            });
+        }
+        let mut decls = vec![("request", Ty::Object(&schema::REQUEST))];
+        if vars == Variables::RequestAndNow {
+            decls.push(("now", Ty::Timestamp));
+        }
+        let ty = check::check(ast, &Declarations::new(decls)).map_err(|e| {
+            CompileError::Compilation(report(source, program.source_info(), e.node, &e.message))
+        })?;
+        match ty {
+            Ty::Bool | Ty::Dyn => {}
+            other => return Err(CompileError::NotBool(other.to_string())),
+        }
+        literal_patterns(ast).map_err(|(node, message)| {
+            CompileError::Compilation(report(source, program.source_info(), node, &message))
+        })?;
+        let selectors = selector_use(ast);
+        let mut ast = ast.clone();
+        instrument(&mut ast);
+        Ok(Self {
+            source: source.into(),
+            ast: Arc::new(ast),
+            selectors,
+        })
+    }
+
+    /// The source text.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Which selectors the expression reads.
+    pub fn selectors(&self) -> SelectorUse {
+        self.selectors
+    }
+
+    /// Evaluates the expression against a bound review.
+    pub fn evaluate(&self, bound: &Bound) -> Result<bool, EvalError> {
+        Budget::start();
+        let result = engine::Value::resolve(&self.ast, &bound.context);
+        if Budget::exceeded() {
+            return Err(EvalError::BudgetExceeded);
+        }
+        match result {
+            Ok(engine::Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(EvalError::NotBool(format!("{}", other.type_of()))),
+            Err(e) => Err(EvalError::Failed(detail(&e))),
+        }
+    }
+}
+
+/// A review bound for evaluation: built once per review and authorizer, then shared by its
+/// expressions.
+pub struct Bound {
+    context: engine::Context<'static, 'static>,
+}
+
+impl fmt::Debug for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Bound")
+    }
+}
+
+impl Bound {
+    /// Binds `spec` as `request` (with the selectors the expressions use) and `now`.
+    pub fn new(spec: &SubjectAccessReviewSpec, now: DateTime<Utc>, selectors: SelectorUse) -> Self {
+        let env = match environment() {
+            Ok(env) => Arc::clone(&env.env),
+            // Unreachable once any expression compiled; an empty env fails every evaluation.
+            Err(_) => Arc::new(engine::Env::default()),
+        };
+        let mut context = engine::Context::with_env(env);
+        context.add_variable_from_value("request", bind::request(spec, selectors));
+        context.add_variable_from_value("now", engine::Value::Timestamp(now.fixed_offset()));
+        Self { context }
+    }
+}
+
+/// The interpreter's error, worded as cel-go words the common cases.
+fn detail(e: &engine::ExecutionError) -> String {
+    use engine::ExecutionError as E;
+    match e {
+        E::NoSuchKey(k) => format!("no such key: {k}"),
+        E::DivisionByZero(_) => "division by zero".to_owned(),
+        E::RemainderByZero(_) => "modulus by zero".to_owned(),
+        E::Overflow(..) => "integer overflow".to_owned(),
+        E::IndexOutOfBounds(i) => format!("index out of range: {}", value_text(i)),
+        E::FunctionError { message, .. } => message.clone(),
+        E::NoSuchOverload(o) => format!("no such overload: {o}"),
+        other => other.to_string(),
+    }
+}
+
+fn value_text(v: &engine::Value) -> String {
+    match v {
+        engine::Value::Int(i) => i.to_string(),
+        engine::Value::UInt(u) => u.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A cel-go style report: `ERROR: <input>:L:C: message` and the line with a caret.
+fn report(
+    source: &str,
+    info: &engine::common::ast::SourceInfo,
+    node: u64,
+    message: &str,
+) -> String {
+    let offset = info.offset_for(node).map_or(0, |(start, _)| start as usize);
+    let mut line_no = 1;
+    let mut line_start = 0;
+    for (i, c) in source.char_indices() {
+        if i >= offset {
+            break;
+        }
+        if c == '\n' {
+            line_no += 1;
+            line_start = i + 1;
+        }
+    }
+    let line = source[line_start..].lines().next().unwrap_or("");
+    let column = source
+        .get(line_start..offset.min(source.len()))
+        .map_or(0, |s| s.chars().count());
+    format!(
+        "ERROR: <input>:{line_no}:{}: {message}\n | {line}\n | {}^",
+        column + 1,
+        ".".repeat(column)
+    )
+}
+
+fn tree_depth(e: &IdedExpr) -> usize {
+    let mut max = 0;
+    children(e, &mut |c| max = max.max(tree_depth(c)));
+    max + 1
+}
+
+fn children<'a>(e: &'a IdedExpr, f: &mut dyn FnMut(&'a IdedExpr)) {
+    match &e.expr {
+        Expr::Call(c) => {
+            if let Some(t) = &c.target {
+                f(t);
+            }
+            c.args.iter().for_each(f);
+        }
+        Expr::Select(s) => f(&s.operand),
+        Expr::List(l) => l.elements.iter().for_each(f),
+        Expr::Map(m) => {
+            for entry in &m.entries {
+                if let engine::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
+                    f(&me.key);
+                    f(&me.value);
+                }
+            }
+        }
+        Expr::Struct(s) => {
+            for entry in &s.entries {
+                if let engine::common::ast::EntryExpr::StructField(sf) = &entry.expr {
+                    f(&sf.value);
+                }
+            }
+        }
+        Expr::Comprehension(c) => {
+            f(&c.iter_range);
+            f(&c.accu_init);
+            f(&c.loop_cond);
+            f(&c.loop_step);
+            f(&c.result);
+        }
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
+    }
+}
+
+/// Like upstream, notes whether `fieldSelector` / `labelSelector` is selected anywhere.
+fn selector_use(e: &IdedExpr) -> SelectorUse {
+    let mut used = SelectorUse::default();
+    let field = match &e.expr {
+        Expr::Select(s) => Some(s.field.as_str()),
+        Expr::Call(c) if c.func_name == operators::OPT_SELECT => match c.args.get(1) {
+            Some(IdedExpr {
+                expr: Expr::Literal(LiteralValue::String(s)),
+                ..
+            }) => Some(s.inner()),
+            _ => None,
+        },
+        _ => None,
+    };
+    match field {
+        Some("fieldSelector") => used.field = true,
+        Some("labelSelector") => used.label = true,
+        _ => {}
+    }
+    children(e, &mut |c| used = used.union(selector_use(c)));
+    used
+}
+
+/// Literal regular expressions are compiled at load time, so a bad pattern is a load error.
+fn literal_patterns(e: &IdedExpr) -> Result<(), (u64, String)> {
+    if let Expr::Call(c) = &e.expr
+        && matches!(c.func_name.as_str(), "matches" | "find" | "findAll")
+    {
+        let pattern = if c.target.is_some() {
+            c.args.first()
+        } else {
+            c.args.get(1)
+        };
+        if let Some(IdedExpr {
+            expr: Expr::Literal(LiteralValue::String(p)),
+            id,
+        }) = pattern
+        {
+            library::regex(p.inner()).map_err(|e| (*id, e))?;
+        }
+    }
+    let mut outcome = Ok(());
+    children(e, &mut |c| {
+        if outcome.is_ok() {
+            outcome = literal_patterns(c);
+        }
+    });
+    outcome
+}
+
+/// Rewrites the checked tree for evaluation: every comprehension step spends one step of the
+/// budget, and `matches` goes through the regex cache.
+fn instrument(e: &mut IdedExpr) {
+    match &mut e.expr {
+        Expr::Comprehension(c) => {
+            let step = std::mem::take(&mut c.loop_step);
+            c.loop_step = IdedExpr {
+                id: step.id,
+                expr: Expr::Call(CallExpr {
+                    func_name: library::TICK.to_owned(),
+                    target: None,
+                    args: vec![step],
+                }),
+            };
+        }
+        Expr::Call(c) if c.func_name == "matches" => {
+            c.func_name = library::MATCHES.to_owned();
+            if let Some(t) = c.target.take() {
+                c.args.insert(0, *t);
+            }
+        }
+        _ => {}
+    }
+    children_mut(e, &mut instrument);
+}
+
+fn children_mut(e: &mut IdedExpr, f: &mut dyn FnMut(&mut IdedExpr)) {
+    match &mut e.expr {
+        Expr::Call(c) => {
+            if let Some(t) = &mut c.target {
+                f(t);
+            }
+            c.args.iter_mut().for_each(f);
+        }
+        Expr::Select(s) => f(&mut s.operand),
+        Expr::List(l) => l.elements.iter_mut().for_each(f),
+        Expr::Map(m) => {
+            for entry in &mut m.entries {
+                if let engine::common::ast::EntryExpr::MapEntry(me) = &mut entry.expr {
+                    f(&mut me.key);
+                    f(&mut me.value);
+                }
+            }
+        }
+        Expr::Struct(s) => {
+            for entry in &mut s.entries {
+                if let engine::common::ast::EntryExpr::StructField(sf) = &mut entry.expr {
+                    f(&mut sf.value);
+                }
+            }
+        }
+        Expr::Comprehension(c) => {
+            f(&mut c.iter_range);
+            f(&mut c.accu_init);
+            f(&mut c.loop_cond);
+            f(&mut c.loop_step);
+            f(&mut c.result);
+        }
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
+    }
+}

@@ -1,0 +1,383 @@
+//! The functions warrant adds to the `cel` crate's standard library: the Kubernetes list and
+//! regex libraries (`k8s.io/apiserver/pkg/cel/library/{lists,regex}.go`), the sets extension
+//! (cel-go `ext/sets.go`), `cel.bind`, a `matches` that caches compiled patterns, and the step
+//! counter that bounds every evaluation. The crate takes plain `fn` pointers, so the per-call
+//! budget lives in a thread-local: evaluation is synchronous, one expression at a time per
+//! thread.
+
+use super::limits::Budget;
+use cel::common::ast::{ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue};
+use cel::common::types::DYN_TYPE;
+use cel::common::value::{CowVal, Val};
+use cel::parser::Macro;
+use cel::{DeclarationError, Env, ExecutionError, Value};
+use regex::Regex;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, RwLock};
+
+/// The internal function the checker-approved AST calls once per comprehension iteration.
+pub const TICK: &str = "@warrant_tick";
+/// The internal function `matches` calls are rewritten to.
+pub const MATCHES: &str = "@warrant_matches";
+
+/// Registers everything on `env`.
+pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
+    env.add_overload(TICK, "warrant_tick_dyn", vec![DYN_TYPE], tick)?;
+    env.add_overload(
+        MATCHES,
+        "warrant_matches",
+        vec![DYN_TYPE, DYN_TYPE],
+        matches,
+    )?;
+    let member = |env: &mut Env, name: &str, arity: usize, f: cel::common::functions::Function| {
+        let args = (0..arity).map(|_| DYN_TYPE).collect();
+        env.add_member_overload(
+            name,
+            &format!("warrant_list_{name}_{arity}"),
+            cel::common::types::LIST_TYPE,
+            args,
+            f,
+        )
+    };
+    member(env, "isSorted", 0, is_sorted)?;
+    member(env, "sum", 0, sum)?;
+    member(env, "min", 0, min)?;
+    member(env, "max", 0, max)?;
+    member(env, "indexOf", 1, index_of)?;
+    member(env, "lastIndexOf", 1, last_index_of)?;
+    env.add_member_overload(
+        "find",
+        "warrant_string_find",
+        cel::common::types::STRING_TYPE,
+        vec![DYN_TYPE],
+        find,
+    )?;
+    env.add_member_overload(
+        "findAll",
+        "warrant_string_find_all",
+        cel::common::types::STRING_TYPE,
+        vec![DYN_TYPE],
+        find_all,
+    )?;
+    env.add_member_overload(
+        "findAll",
+        "warrant_string_find_all_n",
+        cel::common::types::STRING_TYPE,
+        vec![DYN_TYPE, DYN_TYPE],
+        find_all_n,
+    )?;
+    env.add_overload(
+        "sets.contains",
+        "warrant_sets_contains",
+        vec![DYN_TYPE, DYN_TYPE],
+        sets_contains,
+    )?;
+    env.add_overload(
+        "sets.equivalent",
+        "warrant_sets_equivalent",
+        vec![DYN_TYPE, DYN_TYPE],
+        sets_equivalent,
+    )?;
+    env.add_overload(
+        "sets.intersects",
+        "warrant_sets_intersects",
+        vec![DYN_TYPE, DYN_TYPE],
+        sets_intersects,
+    )?;
+    env.add_macro(Macro::receiver("bind", 3, bind_macro))?;
+    Ok(())
+}
+
+/// `cel.bind(v, init, body)`: `body` with `v` bound to `init`, as cel-go expands it, a
+/// comprehension over no elements whose accumulator is `v`.
+fn bind_macro(
+    helper: &mut cel::parser::MacroExprHelper<'_>,
+    target: &mut Option<IdedExpr>,
+    args: &mut Vec<IdedExpr>,
+) -> Result<Option<IdedExpr>, cel::ParseError> {
+    if !matches!(target.as_ref().map(|t| &t.expr), Some(Expr::Ident(n)) if n == "cel") {
+        return Ok(None);
+    }
+    let [var, init, body] = <[IdedExpr; 3]>::try_from(std::mem::take(args))
+        .map_err(|_| helper.new_error(0, "cel.bind takes three arguments"))?;
+    let Expr::Ident(name) = var.expr else {
+        return Err(helper.new_error(
+            var.id,
+            "cel.bind() variable names must be simple identifiers",
+        ));
+    };
+    let iter_range = helper.next_expr(Expr::List(ListExpr::new(Vec::new())));
+    let loop_cond = helper.next_expr(Expr::Literal(LiteralValue::Boolean(false.into())));
+    let loop_step = helper.next_expr(Expr::Ident(name.clone()));
+    Ok(Some(helper.next_expr(Expr::Comprehension(Box::new(
+        ComprehensionExpr {
+            iter_range,
+            iter_var: "#unused".to_owned(),
+            iter_var2: None,
+            accu_var: name,
+            accu_init: init,
+            loop_cond,
+            loop_step,
+            result: body,
+        },
+    )))))
+}
+
+/// A list value's elements.
+type List = Arc<Vec<Value>>;
+
+type Args<'b, 'v> = Vec<CowVal<'b, 'v>>;
+type Out<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
+
+/// The arguments as owned values.
+fn values(args: &[CowVal<'_, '_>]) -> Result<Vec<Value>, ExecutionError> {
+    args.iter().map(|a| Value::try_from(a.as_ref())).collect()
+}
+
+fn out<'b, 'v>(value: Value) -> Out<'b, 'v> {
+    let boxed: Box<dyn Val> = Box::<dyn Val>::try_from(value)?;
+    Ok(CowVal::Owned(boxed))
+}
+
+fn tick<'b, 'v>(mut args: Args<'b, 'v>) -> Out<'b, 'v> {
+    Budget::spend(1)?;
+    args.pop()
+        .ok_or_else(|| ExecutionError::invalid_argument_count(1, 0))
+}
+
+/// A process-wide cache of compiled patterns; patterns written in policies are few and fixed,
+/// so it is bounded only as a guard against patterns built at run time.
+static REGEXES: LazyLock<RwLock<HashMap<String, Arc<Regex>>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
+const REGEX_CACHE_ENTRIES: usize = 1024;
+
+/// Compiles `pattern` (RE2 syntax, as cel-go), from the cache when it was seen before.
+pub fn regex(pattern: &str) -> Result<Arc<Regex>, String> {
+    if let Ok(cache) = REGEXES.read()
+        && let Some(r) = cache.get(pattern)
+    {
+        return Ok(Arc::clone(r));
+    }
+    let compiled = Arc::new(
+        regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| format!("error parsing regexp: {e}"))?,
+    );
+    if let Ok(mut cache) = REGEXES.write()
+        && cache.len() < REGEX_CACHE_ENTRIES
+    {
+        cache.insert(pattern.to_owned(), Arc::clone(&compiled));
+    }
+    Ok(compiled)
+}
+
+fn string_arg<'a>(v: &'a Value, function: &str) -> Result<&'a str, ExecutionError> {
+    match v {
+        Value::String(s) => Ok(s.as_str()),
+        other => Err(ExecutionError::function_error(
+            function,
+            format!("expected a string, got {:?}", other.type_of()),
+        )),
+    }
+}
+
+fn compiled(pattern: &Value, function: &str) -> Result<Arc<Regex>, ExecutionError> {
+    regex(string_arg(pattern, function)?).map_err(|e| ExecutionError::function_error(function, e))
+}
+
+fn matches<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let [s, p] = v.as_slice() else {
+        return Err(ExecutionError::invalid_argument_count(2, v.len()));
+    };
+    let re = compiled(p, "matches")?;
+    out(Value::Bool(re.is_match(string_arg(s, "matches")?)))
+}
+
+fn find<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let [s, p] = v.as_slice() else {
+        return Err(ExecutionError::invalid_argument_count(2, v.len()));
+    };
+    let re = compiled(p, "find")?;
+    let found = re
+        .find(string_arg(s, "find")?)
+        .map(|m| m.as_str().to_owned())
+        .unwrap_or_default();
+    out(Value::String(Arc::new(found)))
+}
+
+fn find_all_limited<'b, 'v>(v: &[Value], limit: i64) -> Out<'b, 'v> {
+    let (s, p) = (&v[0], &v[1]);
+    let re = compiled(p, "findAll")?;
+    let haystack = string_arg(s, "findAll")?;
+    let limit = if limit < 0 {
+        usize::MAX
+    } else {
+        limit as usize
+    };
+    let found: Vec<Value> = re
+        .find_iter(haystack)
+        .take(limit)
+        .map(|m| Value::String(Arc::new(m.as_str().to_owned())))
+        .collect();
+    Budget::spend(found.len() as u64)?;
+    out(Value::List(Arc::new(found)))
+}
+
+fn find_all<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    if v.len() != 2 {
+        return Err(ExecutionError::invalid_argument_count(2, v.len()));
+    }
+    find_all_limited(&v, -1)
+}
+
+fn find_all_n<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let [_, _, Value::Int(n)] = v.as_slice() else {
+        return Err(ExecutionError::function_error(
+            "findAll",
+            "expected (string, string, int)",
+        ));
+    };
+    find_all_limited(&v, *n)
+}
+
+/// The receiver list of a list member function.
+fn list_receiver(v: &[Value], function: &str) -> Result<Arc<Vec<Value>>, ExecutionError> {
+    match v.first() {
+        Some(Value::List(l)) => {
+            Budget::spend(l.len() as u64)?;
+            Ok(Arc::clone(l))
+        }
+        _ => Err(ExecutionError::function_error(function, "expected a list")),
+    }
+}
+
+fn is_sorted<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let list = list_receiver(&v, "isSorted")?;
+    let mut sorted = true;
+    for pair in list.windows(2) {
+        match pair[0].partial_cmp(&pair[1]) {
+            Some(std::cmp::Ordering::Greater) => {
+                sorted = false;
+                break;
+            }
+            Some(_) => {}
+            None => {
+                return Err(ExecutionError::function_error(
+                    "isSorted",
+                    "list elements must be comparable",
+                ));
+            }
+        }
+    }
+    out(Value::Bool(sorted))
+}
+
+fn sum<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let list = list_receiver(&v, "sum")?;
+    let mut total: Option<Value> = None;
+    for item in list.iter() {
+        total = Some(match total {
+            None => item.clone(),
+            Some(acc) => (acc + item.clone())?,
+        });
+    }
+    // An empty list sums to zero; its element type is unknown at run time, so int, as the
+    // Kubernetes library does for list(dyn).
+    out(total.unwrap_or(Value::Int(0)))
+}
+
+fn extreme<'b, 'v>(args: Args<'b, 'v>, function: &str, want: std::cmp::Ordering) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let list = list_receiver(&v, function)?;
+    let mut best: Option<&Value> = None;
+    for item in list.iter() {
+        best = Some(match best {
+            None => item,
+            Some(b) => match item.partial_cmp(b) {
+                Some(o) if o == want => item,
+                Some(_) => b,
+                None => {
+                    return Err(ExecutionError::function_error(
+                        function,
+                        "list elements must be comparable",
+                    ));
+                }
+            },
+        });
+    }
+    match best {
+        Some(b) => out(b.clone()),
+        None => Err(ExecutionError::function_error(
+            function,
+            format!("{function} called on empty list"),
+        )),
+    }
+}
+
+fn min<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    extreme(args, "min", std::cmp::Ordering::Less)
+}
+
+fn max<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    extreme(args, "max", std::cmp::Ordering::Greater)
+}
+
+fn position<'b, 'v>(args: Args<'b, 'v>, function: &str, last: bool) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let list = list_receiver(&v, function)?;
+    let needle = &v[1];
+    let found = if last {
+        list.iter().rposition(|x| x == needle)
+    } else {
+        list.iter().position(|x| x == needle)
+    };
+    out(Value::Int(found.map_or(-1, |i| i as i64)))
+}
+
+fn index_of<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    position(args, "indexOf", false)
+}
+
+fn last_index_of<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    position(args, "lastIndexOf", true)
+}
+
+fn two_lists(args: &[CowVal<'_, '_>], function: &str) -> Result<(List, List), ExecutionError> {
+    let v = values(args)?;
+    match v.as_slice() {
+        [Value::List(a), Value::List(b)] => {
+            Budget::spend((a.len() as u64).saturating_mul(b.len() as u64))?;
+            Ok((Arc::clone(a), Arc::clone(b)))
+        }
+        _ => Err(ExecutionError::function_error(
+            function,
+            "expected two lists",
+        )),
+    }
+}
+
+fn contains_all(a: &[Value], b: &[Value]) -> bool {
+    b.iter().all(|x| a.contains(x))
+}
+
+fn sets_contains<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let (a, b) = two_lists(&args, "sets.contains")?;
+    out(Value::Bool(contains_all(&a, &b)))
+}
+
+fn sets_equivalent<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let (a, b) = two_lists(&args, "sets.equivalent")?;
+    out(Value::Bool(contains_all(&a, &b) && contains_all(&b, &a)))
+}
+
+fn sets_intersects<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let (a, b) = two_lists(&args, "sets.intersects")?;
+    out(Value::Bool(a.iter().any(|x| b.contains(x))))
+}

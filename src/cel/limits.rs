@@ -1,0 +1,95 @@
+//! The bounds that keep an expression from stalling a review or the process: a length cap and a
+//! nesting cap checked before parsing (the parser recurses per nesting level), a depth cap on
+//! the parsed tree (evaluation recurses per level), and a per-evaluation step budget spent by
+//! every comprehension iteration and by the list and regex functions in proportion to their
+//! input, checked against a wall-clock bound as well.
+
+use cel::ExecutionError;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// The longest expression accepted, in bytes. cel-go allows 100,000 code points; authorization
+/// policies are a line or two, and a smaller bound keeps load-time work small.
+pub const MAX_EXPRESSION_BYTES: usize = 20_000;
+/// The deepest bracket nesting accepted, `(`, `[` and `{` together, counted before parsing.
+pub const MAX_NESTING: usize = 64;
+/// The deepest parsed tree accepted (long operator chains nest too).
+pub const MAX_TREE_DEPTH: usize = 200;
+/// Steps one evaluation may take: comprehension iterations plus elements handled by list and
+/// regex functions. Kubernetes bounds each expression by a cost of 1,000,000 units, counted
+/// differently; see the known differences.
+pub const STEP_BUDGET: u64 = 1_000_000;
+/// Wall-clock bound of one evaluation, checked as steps are spent.
+pub const TIME_BUDGET: Duration = Duration::from_millis(50);
+
+/// The message of an exceeded budget, as cel-go words it.
+pub const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
+
+thread_local! {
+    static REMAINING: Cell<u64> = const { Cell::new(u64::MAX) };
+    static STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
+    static EXCEEDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The step budget of the evaluation running on this thread.
+pub struct Budget;
+
+impl Budget {
+    /// Starts a fresh budget for one evaluation on this thread.
+    pub fn start() {
+        REMAINING.with(|r| r.set(STEP_BUDGET));
+        STARTED.with(|s| s.set(Some(Instant::now())));
+        EXCEEDED.with(|e| e.set(false));
+    }
+
+    /// Whether the evaluation that just ran overspent (even if the error was absorbed by `||`
+    /// or `&&`: like Kubernetes, an overspent evaluation fails as a whole).
+    pub fn exceeded() -> bool {
+        EXCEEDED.with(Cell::get)
+    }
+
+    /// Spends `n` steps; an error once the budget or the time bound is gone.
+    pub fn spend(n: u64) -> Result<(), ExecutionError> {
+        let left = REMAINING.with(|r| {
+            let left = r.get().saturating_sub(n);
+            r.set(left);
+            left
+        });
+        let late = left.is_multiple_of(1024)
+            && STARTED.with(|s| s.get().is_some_and(|t| t.elapsed() > TIME_BUDGET));
+        if left == 0 || late {
+            EXCEEDED.with(|e| e.set(true));
+            return Err(ExecutionError::function_error("cost", COST_EXCEEDED));
+        }
+        Ok(())
+    }
+}
+
+/// The deepest bracket nesting of `source`, outside string literals.
+pub fn nesting(source: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in source.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}

@@ -1,0 +1,169 @@
+use super::*;
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
+
+fn alice() -> SubjectAccessReviewSpec {
+    serde_json::from_value(serde_json::json!({
+        "user": "alice", "uid": "1", "groups": ["group1", "group2"],
+        "extra": {"key1": ["a", "b", "c"]},
+        "resourceAttributes": {"namespace": "kittensandponies", "verb": "get", "resource": "pods"}
+    }))
+    .unwrap()
+}
+
+fn alice2() -> SubjectAccessReviewSpec {
+    serde_json::from_value(serde_json::json!({
+        "user": "alice2", "nonResourceAttributes": {"path": "/x", "verb": "get"}
+    }))
+    .unwrap()
+}
+
+fn eval(src: &str, spec: &SubjectAccessReviewSpec) -> Result<bool, String> {
+    let e =
+        Expression::compile(src, Variables::RequestAndNow).map_err(|e| format!("compile: {e}"))?;
+    let bound = Bound::new(spec, chrono::Utc::now(), e.selectors());
+    e.evaluate(&bound).map_err(|e| format!("eval: {e}"))
+}
+
+fn compile_error(src: &str) -> String {
+    match Expression::compile(src, Variables::Request) {
+        Ok(_) => panic!("{src} compiled"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn upstream_true_conditions_hold() {
+    for src in [
+        "request.user == 'alice'",
+        "request.uid == '1'",
+        "'group1' in request.groups",
+        "'key1' in request.extra",
+        "!('key2' in request.extra)",
+        "'a' in request.extra['key1']",
+        "!('z' in request.extra['key1'])",
+        "has(request.resourceAttributes) && request.resourceAttributes.namespace == 'kittensandponies'",
+    ] {
+        assert_eq!(eval(src, &alice()), Ok(true), "{src}");
+    }
+    assert_eq!(eval("'group3' in request.groups", &alice()), Ok(false));
+}
+
+#[test]
+fn type_errors_read_like_upstream() {
+    let e = compile_error("('group3' in request.group)");
+    assert!(
+        e.contains("ERROR: <input>:1:21: undefined field 'group'"),
+        "{e}"
+    );
+    assert_eq!(
+        compile_error("request.user"),
+        "must evaluate to bool but got string"
+    );
+    let e = compile_error("request.nonResourceAttributes.verb == 2");
+    assert!(
+        e.contains("found no matching overload for '_==_' applied to '(string, int)'"),
+        "{e}"
+    );
+    assert!(compile_error("x.user").contains("undeclared reference to 'x'"));
+    assert!(compile_error("request.time == 'now'").contains("undefined field 'time'"));
+    assert!(compile_error("request++'").contains("ERROR"));
+    assert!(compile_error("test").contains("undeclared reference to 'test'"));
+    assert!(compile_error("now.getHours() > 1").contains("undeclared reference to 'now'"));
+    assert!(compile_error("url('x').getHost() == 'y'").contains("not supported"));
+}
+
+#[test]
+fn absent_keys_are_errors_not_false() {
+    let e = eval(
+        "request.resourceAttributes.namespace == 'kittensandponies'",
+        &alice2(),
+    );
+    assert_eq!(e, Err("eval: no such key: resourceAttributes".into()));
+    assert_eq!(
+        eval(
+            "request.user != 'alice2' && request.resourceAttributes.verb == 'get'",
+            &alice2()
+        ),
+        Ok(false)
+    );
+}
+
+#[test]
+fn optionals_and_macros() {
+    assert_eq!(
+        eval(
+            "request.?resourceAttributes.fieldSelector.requirements.orValue([]).size() == 0",
+            &alice()
+        ),
+        Ok(true)
+    );
+    assert_eq!(
+        eval("request.groups.exists(g, g.startsWith('group'))", &alice()),
+        Ok(true)
+    );
+    assert_eq!(
+        eval(
+            "request.groups.map(g, g.upperAscii()) == ['GROUP1', 'GROUP2']",
+            &alice()
+        ),
+        Ok(true)
+    );
+    assert_eq!(
+        eval(
+            "request.groups.filter(g, g.endsWith('2')).size() == 1",
+            &alice()
+        ),
+        Ok(true)
+    );
+    assert_eq!(
+        eval("cel.bind(u, request.user, u + u == 'alicealice')", &alice()),
+        Ok(true)
+    );
+    assert_eq!(
+        eval(
+            "request.user.matches('^al') && request.user.find('l.c') == 'lic'",
+            &alice()
+        ),
+        Ok(true)
+    );
+    assert_eq!(
+        eval(
+            "[3, 1, 2].sum() == 6 && [1, 2].isSorted() && [2, 5].max() == 5",
+            &alice()
+        ),
+        Ok(true)
+    );
+    assert_eq!(
+        eval("sets.contains(request.groups, ['group1'])", &alice()),
+        Ok(true)
+    );
+    assert_eq!(
+        eval("now > timestamp('2020-01-01T00:00:00Z')", &alice()),
+        Ok(true)
+    );
+}
+
+#[test]
+fn budget_stops_runaway_comprehensions() {
+    let src = "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, a > 0))))))";
+    assert_eq!(
+        eval(src, &alice()),
+        Err(format!("eval: {}", limits::COST_EXCEEDED))
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_before_parsing() {
+    let src = format!("{}true{}", "(".repeat(1_000), ")".repeat(1_000));
+    assert!(matches!(
+        Expression::compile(&src, Variables::Request),
+        Err(CompileError::TooDeep { .. })
+    ));
+    let ok = format!("{}true{}", "(".repeat(60), ")".repeat(60));
+    assert!(Expression::compile(&ok, Variables::Request).is_ok());
+    let long = "request.user == 'a' || ".repeat(2000) + "true";
+    assert!(matches!(
+        Expression::compile(&long, Variables::Request),
+        Err(CompileError::TooLong { .. })
+    ));
+}

@@ -7,9 +7,13 @@
 
 mod always;
 mod chain;
+mod match_conditions;
+mod policy;
 
 pub use always::{AlwaysAllow, AlwaysDeny};
 pub use chain::{Answer, BuildError, Chain, Entry, Step, StepOutcome};
+pub use match_conditions::{ConditionReport, MatchConditions, MatchOutcome};
+pub use policy::Policy;
 
 use crate::decision::Verdict;
 use crate::review::Review;
@@ -67,4 +71,24 @@ pub enum AuthorizerError {
         /// The time the chain allowed, in milliseconds.
         budget_ms: u64,
     },
+    /// matchConditions errored and none was false; upstream's aggregate text (one error as
+    /// itself, several as `[e1, e2]`).
+    #[error("{}", aggregate(.0))]
+    MatchConditions(Vec<String>),
+    /// A policy rule failed to evaluate.
+    #[error("rule {rule}: {detail}")]
+    Rule {
+        /// The rule.
+        rule: String,
+        /// kube-apiserver-style `cel evaluation error: ...` text.
+        detail: String,
+    },
+}
+
+/// Renders errors as `utilerrors.NewAggregate` does.
+fn aggregate(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    }
 }

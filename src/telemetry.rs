@@ -2,5 +2,6 @@
 //! and the operational [`logging`] set-up.
 
 pub mod audit;
+pub mod cel_metrics;
 pub mod logging;
 pub mod metrics;

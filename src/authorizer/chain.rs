@@ -3,7 +3,10 @@
 //! (`k8s.io/apiserver/pkg/authorization/union/union.go`). Failure policy is applied here, once,
 //! for every type.
 
-use super::{AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, Deadline, Input};
+use super::{
+    AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
+    MatchConditions, MatchOutcome, Policy,
+};
 use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code, RuleName};
@@ -34,6 +37,8 @@ pub struct Entry {
     pub failure_policy: FailurePolicy,
     /// The authorizer itself.
     pub authorizer: Box<dyn Authorizer>,
+    /// Its matchConditions, evaluated before it on every review.
+    pub match_conditions: MatchConditions,
 }
 
 /// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
@@ -48,6 +53,8 @@ pub struct Chain {
 pub enum StepOutcome {
     /// It answered.
     Verdict(Verdict),
+    /// A matchCondition was false: it was not asked (no opinion, no error).
+    Excluded,
     /// It failed; `policy` says what the failure yielded.
     Failed {
         /// The failure.
@@ -66,8 +73,10 @@ pub struct Step {
     pub authorizer_type: AuthorizerType,
     /// What it did.
     pub outcome: StepOutcome,
-    /// How long it took.
+    /// How long it took, matchConditions included.
     pub elapsed: Duration,
+    /// What its matchConditions did, when it has any.
+    pub conditions: Option<ConditionReport>,
 }
 
 impl Step {
@@ -75,6 +84,7 @@ impl Step {
     pub fn decision(&self) -> Decision {
         match &self.outcome {
             StepOutcome::Verdict(v) => v.decision,
+            StepOutcome::Excluded => Decision::NoOpinion,
             StepOutcome::Failed {
                 policy: FailurePolicy::Deny,
                 ..
@@ -157,12 +167,14 @@ impl Chain {
                 let authorizer: Box<dyn Authorizer> = match &a.spec {
                     AuthorizerSpec::AlwaysAllow => Box::new(AlwaysAllow),
                     AuthorizerSpec::AlwaysDeny => Box::new(AlwaysDeny),
+                    AuthorizerSpec::Policy(p) => Box::new(Policy::new(p)),
                 };
                 Entry {
                     name: a.name.clone(),
                     authorizer_type: a.spec.authorizer_type(),
                     failure_policy: a.failure_policy,
                     authorizer,
+                    match_conditions: MatchConditions::new(a.match_conditions.clone()),
                 }
             })
             .collect();
@@ -186,14 +198,28 @@ impl Chain {
             .as_millis() as u64;
         for entry in self.entries.iter() {
             let started = Instant::now();
-            let result = match tokio::time::timeout_at(
-                deadline.0,
-                entry.authorizer.authorize(input, deadline),
-            )
-            .await
-            {
-                Ok(r) => r,
-                Err(_) => Err(AuthorizerError::DeadlineExceeded { budget_ms }),
+            let (matched, conditions) = entry.match_conditions.evaluate(input);
+            let result = match matched {
+                MatchOutcome::Excluded => {
+                    trace.push(Step {
+                        authorizer: entry.name.clone(),
+                        authorizer_type: entry.authorizer_type,
+                        outcome: StepOutcome::Excluded,
+                        elapsed: started.elapsed(),
+                        conditions,
+                    });
+                    continue;
+                }
+                MatchOutcome::Failed(errors) => Err(AuthorizerError::MatchConditions(errors)),
+                MatchOutcome::Matched => match tokio::time::timeout_at(
+                    deadline.0,
+                    entry.authorizer.authorize(input, deadline),
+                )
+                .await
+                {
+                    Ok(r) => r,
+                    Err(_) => Err(AuthorizerError::DeadlineExceeded { budget_ms }),
+                },
             };
             let elapsed = started.elapsed();
             match result {
@@ -205,6 +231,7 @@ impl Chain {
                         authorizer_type: entry.authorizer_type,
                         outcome: StepOutcome::Verdict(verdict),
                         elapsed,
+                        conditions,
                     });
                     if decision.is_final() {
                         // As union.go: a decision carries only its own authorizer's error;
@@ -224,6 +251,7 @@ impl Chain {
                         authorizer_type: entry.authorizer_type,
                         outcome: StepOutcome::Failed { error, policy },
                         elapsed,
+                        conditions,
                     });
                     if policy == FailurePolicy::Deny {
                         let reason = Reason::message(message);

@@ -1,7 +1,8 @@
 //! The validated configuration: what a chain is built from. Holding a [`Config`] means every
 //! upstream and warrant rule has been checked.
 
-use crate::names::AuthorizerName;
+use crate::cel::Expression;
+use crate::names::{AuthorizerName, Code, RuleName};
 use serde::Serialize;
 use std::fmt;
 
@@ -21,6 +22,50 @@ pub struct AuthorizerConfig {
     pub failure_policy: FailurePolicy,
     /// The type and its settings.
     pub spec: AuthorizerSpec,
+    /// Compiled CEL pre-filters, evaluated in order on every review before the authorizer
+    /// (from `webhook.matchConditions` for a Webhook, from `matchConditions` otherwise).
+    pub match_conditions: Vec<Expression>,
+}
+
+/// A `Policy` authorizer's rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicySpec {
+    /// The rules, in file order; names are unique.
+    pub rules: Vec<PolicyRule>,
+}
+
+/// One policy rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyRule {
+    /// Its name, unique in the policy.
+    pub name: RuleName,
+    /// What a match yields.
+    pub effect: Effect,
+    /// The compiled condition (sees `request` and `now`).
+    pub expression: Expression,
+    /// The message a match reports.
+    pub message: String,
+    /// The code a match reports.
+    pub code: Option<Code>,
+}
+
+/// What a matching rule yields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Effect {
+    /// The review is allowed (unless a Deny rule also matches).
+    Allow,
+    /// The review is denied.
+    Deny,
+}
+
+impl Effect {
+    /// The spelling in files and metric labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Allow => "Allow",
+            Effect::Deny => "Deny",
+        }
+    }
 }
 
 /// The settings of one authorizer, by type. The CEL `Policy`, `Webhook` and `DeletionGuard`
@@ -31,6 +76,8 @@ pub enum AuthorizerSpec {
     AlwaysAllow,
     /// Denies everything (in warrant a real Deny; see `authorizer::always`).
     AlwaysDeny,
+    /// CEL rules with Allow and Deny effects.
+    Policy(PolicySpec),
 }
 
 impl AuthorizerSpec {
@@ -39,6 +86,7 @@ impl AuthorizerSpec {
         match self {
             AuthorizerSpec::AlwaysAllow => AuthorizerType::AlwaysAllow,
             AuthorizerSpec::AlwaysDeny => AuthorizerType::AlwaysDeny,
+            AuthorizerSpec::Policy(_) => AuthorizerType::Policy,
         }
     }
 }
@@ -50,6 +98,8 @@ pub enum AuthorizerType {
     AlwaysAllow,
     /// `AlwaysDeny`.
     AlwaysDeny,
+    /// `Policy`.
+    Policy,
 }
 
 impl AuthorizerType {
@@ -58,6 +108,7 @@ impl AuthorizerType {
         match self {
             AuthorizerType::AlwaysAllow => "AlwaysAllow",
             AuthorizerType::AlwaysDeny => "AlwaysDeny",
+            AuthorizerType::Policy => "Policy",
         }
     }
 }

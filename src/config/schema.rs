@@ -43,6 +43,39 @@ pub struct Authorizer {
     /// warrant.dev only: CEL pre-filters for any type.
     #[serde(default)]
     pub match_conditions: Option<At<Vec<At<MatchCondition>>>>,
+    /// warrant.dev only: the rules of a `Policy` authorizer.
+    #[serde(default)]
+    pub policy: Option<At<Policy>>,
+}
+
+/// The `policy` block of a `Policy` authorizer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Policy {
+    /// The rules, in order.
+    #[serde(default)]
+    pub rules: Option<At<Vec<At<Rule>>>>,
+}
+
+/// One rule of a policy.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Rule {
+    /// Unique within the policy.
+    #[serde(default)]
+    pub name: Option<At<String>>,
+    /// `Allow` or `Deny`.
+    #[serde(default)]
+    pub effect: Option<At<String>>,
+    /// A CEL bool over `request` and `now`.
+    #[serde(default)]
+    pub expression: Option<At<String>>,
+    /// What the user is told when the rule decides.
+    #[serde(default)]
+    pub message: Option<At<String>>,
+    /// A SCREAMING_SNAKE code for the decision.
+    #[serde(default)]
+    pub code: Option<At<String>>,
 }
 
 /// Upstream's `WebhookConfiguration`.

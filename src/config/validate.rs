@@ -8,10 +8,13 @@ use super::duration::GoDuration;
 use super::error::{ConfigError, ErrorKind};
 use super::model::{AuthorizerConfig, AuthorizerSpec, Config, FailurePolicy};
 use super::schema::{self, At};
+use crate::cel::{Expression, Variables};
 use crate::names::{AuthorizerName, NameError};
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
+
+mod policy;
 
 /// The most match conditions one authorizer may carry (upstream `maxMatchConditions`).
 pub const MAX_MATCH_CONDITIONS: usize = 64;
@@ -171,7 +174,7 @@ fn check_authorizer(
     };
     let supported: Vec<&'static str> = match flavour {
         Flavour::Upstream => vec!["AlwaysAllow", "AlwaysDeny", "Webhook"],
-        Flavour::Warrant => vec!["AlwaysAllow", "AlwaysDeny", "Webhook"],
+        Flavour::Warrant => vec!["AlwaysAllow", "AlwaysDeny", "Webhook", "Policy"],
     };
     let mut spec = None;
     if let Some((t, tl)) = &type_ {
@@ -206,11 +209,27 @@ fn check_authorizer(
             spec = match t.as_str() {
                 "AlwaysAllow" => Some(AuthorizerSpec::AlwaysAllow),
                 "AlwaysDeny" => Some(AuthorizerSpec::AlwaysDeny),
+                "Policy" => policy::check(c, &base, entry_line, a.policy.as_ref())
+                    .map(AuthorizerSpec::Policy),
                 _ => None,
             };
         }
     }
     let is_webhook = type_.as_ref().is_some_and(|(t, _)| t == "Webhook");
+    let is_policy = type_.as_ref().is_some_and(|(t, _)| t == "Policy");
+    if let Some(p) = &a.policy
+        && !is_policy
+        && type_.is_some()
+    {
+        c.push(
+            line(p),
+            format!("{base}.policy"),
+            ErrorKind::Invalid {
+                value: "non-null".into(),
+                detail: "may only be specified when type=Policy".into(),
+            },
+        );
+    }
 
     // name
     let mut name = None;
@@ -332,10 +351,17 @@ fn check_authorizer(
                     "a Webhook authorizer takes its matchConditions from its webhook block".into(),
                 ),
             );
-        } else {
-            check_match_conditions(c, &format!("{base}.matchConditions"), mc);
         }
     }
+    // matchConditions: the webhook block's for a Webhook (upstream), the entry's otherwise.
+    let conditions = match (&a.webhook, is_webhook) {
+        (Some(w), true) => w.value.match_conditions.as_ref(),
+        _ if flavour == Flavour::Warrant && !is_webhook => a.match_conditions.as_ref(),
+        _ => None,
+    };
+    let match_conditions = conditions
+        .map(|mc| check_match_conditions(c, &format!("{base}.matchConditions"), mc))
+        .unwrap_or_default();
 
     if c.errors.len() != errors_before {
         return None;
@@ -344,6 +370,7 @@ fn check_authorizer(
         name: name?,
         failure_policy,
         spec: spec?,
+        match_conditions,
     })
 }
 
@@ -473,9 +500,6 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
         }
     }
     check_connection_info(c, base, wl, w.connection_info.as_ref());
-    if let Some(mc) = &w.match_conditions {
-        check_match_conditions(c, &format!("{base}.matchConditions"), mc);
-    }
 }
 
 fn check_connection_info(
@@ -543,7 +567,13 @@ fn check_connection_info(
     }
 }
 
-fn check_match_conditions(c: &mut Checker, path: &str, mc: &At<Vec<At<schema::MatchCondition>>>) {
+/// Upstream's matchCondition rules (count first, then per entry: Required, Duplicate, then
+/// compile), returning the compiled conditions.
+fn check_match_conditions(
+    c: &mut Checker,
+    path: &str,
+    mc: &At<Vec<At<schema::MatchCondition>>>,
+) -> Vec<Expression> {
     if mc.value.len() > MAX_MATCH_CONDITIONS {
         c.push(
             line(mc),
@@ -553,9 +583,10 @@ fn check_match_conditions(c: &mut Checker, path: &str, mc: &At<Vec<At<schema::Ma
                 max: MAX_MATCH_CONDITIONS,
             },
         );
-        return;
+        return Vec::new();
     }
     let mut seen = HashSet::new();
+    let mut compiled = Vec::new();
     for (i, cond) in mc.value.iter().enumerate() {
         let p = format!("{path}[{i}].expression");
         match &cond.value.expression {
@@ -564,16 +595,13 @@ fn check_match_conditions(c: &mut Checker, path: &str, mc: &At<Vec<At<schema::Ma
             Some(e) if !seen.insert(e.value.clone()) => {
                 c.push(line(e), p, ErrorKind::Duplicate(e.value.clone()))
             }
-            Some(e) => c.push(
-                line(e),
-                p,
-                invalid(
-                    &e.value,
-                    "CEL matchConditions are not available in this build yet",
-                ),
-            ),
+            Some(e) => match Expression::compile(&e.value, Variables::Request) {
+                Ok(x) => compiled.push(x),
+                Err(err) => c.push(line(e), p, invalid(&e.value, err)),
+            },
         }
     }
+    compiled
 }
 
 fn invalid(value: &str, detail: impl ToString) -> ErrorKind {

@@ -64,6 +64,7 @@ impl<'a> StepRecord<'a> {
                 ),
                 None => (None, None, None, None, None),
             },
+            StepOutcome::Excluded => (None, Some("excluded by matchConditions"), None, None, None),
             StepOutcome::Failed { error, policy } => (
                 None,
                 None,

@@ -95,6 +95,7 @@ pub struct Metrics {
     config_info: Family<HashLabels, Gauge>,
     config_hash: Mutex<Option<String>>,
     audit_dropped: Counter,
+    cel: super::cel_metrics::CelMetrics,
 }
 
 impl Default for Metrics {
@@ -163,7 +164,9 @@ impl Metrics {
             "Audit records dropped because the audit writer fell behind",
             audit_dropped.clone(),
         );
+        let cel = super::cel_metrics::CelMetrics::register(&mut registry);
         Self {
+            cel,
             registry,
             decisions,
             failures,
@@ -181,6 +184,7 @@ impl Metrics {
     /// Records one chain answer: per-authorizer decisions and failures, and the chain result.
     pub fn record_answer(&self, answer: &Answer, elapsed: Duration) {
         for step in &answer.trace {
+            self.cel.record(step);
             let decision = match step.decision() {
                 Decision::Allow => Some("allowed"),
                 Decision::Deny => Some("denied"),

@@ -2,6 +2,7 @@
 //! library's server started on 127.0.0.1:0, and the `warrant` binary itself.
 
 mod binary;
+mod cel;
 mod http;
 mod reload;
 mod support;

@@ -37,6 +37,7 @@ fn entry(name: &str, verdict: Option<Verdict>, policy: FailurePolicy) -> (Entry,
                 verdict,
                 calls: calls.clone(),
             }),
+            match_conditions: Default::default(),
         },
         calls,
     )

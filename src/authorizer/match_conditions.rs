@@ -1,0 +1,90 @@
+//! matchConditions, evaluated as kube-apiserver's `CELMatcher.Eval` does
+//! (`k8s.io/apiserver/pkg/authorization/cel/matcher.go`): in order, on every review, never
+//! cached. The first `false` excludes the authorizer at once (no opinion, no error), even after
+//! an earlier condition errored; errors without a `false` fail the authorizer, with one
+//! `cel evaluation error: ...` line per erroring condition; all `true` lets it run.
+
+use super::Input;
+use crate::cel::{Bound, Expression, SelectorUse};
+use std::time::{Duration, Instant};
+
+/// The compiled conditions of one authorizer.
+#[derive(Debug, Clone, Default)]
+pub struct MatchConditions {
+    conditions: Box<[Expression]>,
+    selectors: SelectorUse,
+}
+
+/// What the conditions said about one review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MatchOutcome {
+    /// Every condition held (or there are none): the authorizer runs.
+    Matched,
+    /// A condition was false: the authorizer is skipped.
+    Excluded,
+    /// Some conditions errored and none was false: the authorizer has failed.
+    Failed(Vec<String>),
+}
+
+/// What the metrics need of one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConditionReport {
+    /// How long the conditions took.
+    pub elapsed: Duration,
+    /// Whether any condition errored (counted even when a later one was false).
+    pub errored: bool,
+    /// Whether the authorizer was excluded.
+    pub excluded: bool,
+}
+
+impl MatchConditions {
+    /// Conditions from their compiled expressions, in order.
+    pub fn new(conditions: Vec<Expression>) -> Self {
+        let selectors = conditions
+            .iter()
+            .fold(SelectorUse::default(), |u, c| u.union(c.selectors()));
+        Self {
+            conditions: conditions.into_boxed_slice(),
+            selectors,
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
+    }
+
+    /// Evaluates the conditions for one review; `None` for the report when there are none.
+    pub fn evaluate(&self, input: &Input) -> (MatchOutcome, Option<ConditionReport>) {
+        if self.conditions.is_empty() {
+            return (MatchOutcome::Matched, None);
+        }
+        let started = Instant::now();
+        let bound = Bound::new(input.review.spec(), input.now, self.selectors);
+        let mut errors = Vec::new();
+        let mut excluded = false;
+        for condition in self.conditions.iter() {
+            match condition.evaluate(&bound) {
+                Ok(true) => {}
+                Ok(false) => {
+                    excluded = true;
+                    break;
+                }
+                Err(e) => errors.push(super::policy::eval_error(condition, &e.to_string())),
+            }
+        }
+        let report = ConditionReport {
+            elapsed: started.elapsed(),
+            errored: !errors.is_empty(),
+            excluded,
+        };
+        let outcome = if excluded {
+            MatchOutcome::Excluded
+        } else if errors.is_empty() {
+            MatchOutcome::Matched
+        } else {
+            MatchOutcome::Failed(errors)
+        };
+        (outcome, Some(report))
+    }
+}

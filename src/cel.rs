@@ -188,7 +188,7 @@ impl Expression {
     }
 
     /// Evaluates the expression against a bound review.
-    pub fn evaluate(&self, bound: &Bound) -> Result<bool, EvalError> {
+    pub fn evaluate(&self, bound: &Bound<'_>) -> Result<bool, EvalError> {
         Budget::start();
         let result = engine::Value::resolve(&self.ast, &bound.context);
         if Budget::exceeded() {
@@ -204,27 +204,37 @@ impl Expression {
 
 /// A review bound for evaluation: built once per review and authorizer, then shared by its
 /// expressions.
-pub struct Bound {
-    context: engine::Context<'static, 'static>,
+pub struct Bound<'v> {
+    context: engine::Context<'v, 'v>,
 }
 
-impl fmt::Debug for Bound {
+impl fmt::Debug for Bound<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Bound")
     }
 }
 
-impl Bound {
-    /// Binds `spec` as `request` (with the selectors the expressions use) and `now`.
-    pub fn new(spec: &SubjectAccessReviewSpec, now: DateTime<Utc>, selectors: SelectorUse) -> Self {
+impl<'v> Bound<'v> {
+    /// Binds `spec` as `request` (with the selectors the expressions use) and `now`; the
+    /// bound value borrows the review's strings.
+    pub fn new(
+        spec: &'v SubjectAccessReviewSpec,
+        now: DateTime<Utc>,
+        selectors: SelectorUse,
+    ) -> Self {
         let env = match environment() {
             Ok(env) => Arc::clone(&env.env),
             // Unreachable once any expression compiled; an empty env fails every evaluation.
             Err(_) => Arc::new(engine::Env::default()),
         };
         let mut context = engine::Context::with_env(env);
-        context.add_variable_from_value("request", bind::request(spec, selectors));
-        context.add_variable_from_value("now", engine::Value::Timestamp(now.fixed_offset()));
+        context.add_variable_as_val("request", bind::request(spec, selectors));
+        context.add_variable_as_val(
+            "now",
+            Box::new(engine::common::types::CelTimestamp::from(
+                now.fixed_offset(),
+            )),
+        );
         Self { context }
     }
 }

@@ -5,11 +5,10 @@
 //! when the expressions use it and it has requirements or a raw selector (a raw selector
 //! replaces the requirements, as upstream does).
 
-use cel::Value;
-use cel::objects::{Key, Map};
+use ::cel as engine;
+use engine::common::types::{CelList, CelMap, CelMapKey, CelString};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReviewSpec};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Which selectors the bound value carries; upstream adds them only when an expression names
 /// them.
@@ -31,35 +30,40 @@ impl SelectorUse {
     }
 }
 
-fn key(s: &str) -> Key {
-    Key::String(Arc::new(s.to_owned()))
+/// A value of the review, borrowing its strings.
+pub type Val<'v> = Box<dyn engine::common::value::Val + 'v>;
+
+fn key(s: &'static str) -> CelMapKey<'static> {
+    CelMapKey::String(CelString::from(s))
 }
 
-fn string(s: &Option<String>) -> Value {
-    Value::String(Arc::new(s.clone().unwrap_or_default()))
+fn string<'v>(s: &'v Option<String>) -> Val<'v> {
+    Box::new(CelString::from(s.as_deref().unwrap_or_default()))
 }
 
-fn strings(items: &[String]) -> Value {
-    Value::List(Arc::new(
-        items
-            .iter()
-            .map(|s| Value::String(Arc::new(s.clone())))
-            .collect(),
+fn str_val(s: &str) -> Val<'_> {
+    Box::new(CelString::from(s))
+}
+
+fn strings(items: &[String]) -> Val<'_> {
+    Box::new(CelList::from(
+        items.iter().map(|s| str_val(s)).collect::<Vec<_>>(),
     ))
 }
 
-fn map(entries: Vec<(&str, Value)>) -> Value {
-    let map: HashMap<Key, Value> = entries.into_iter().map(|(k, v)| (key(k), v)).collect();
-    Value::Map(Map { map: Arc::new(map) })
+fn map<'v>(entries: Vec<(&'static str, Val<'v>)>) -> Val<'v> {
+    let map: HashMap<CelMapKey<'v>, Val<'v>> =
+        entries.into_iter().map(|(k, v)| (key(k), v)).collect();
+    Box::new(CelMap::from(map))
 }
 
 /// The `request` value for `spec`.
-pub fn request(spec: &SubjectAccessReviewSpec, selectors: SelectorUse) -> Value {
-    let extra: HashMap<Key, Value> = spec
+pub fn request(spec: &SubjectAccessReviewSpec, selectors: SelectorUse) -> Val<'_> {
+    let extra: HashMap<CelMapKey<'_>, Val<'_>> = spec
         .extra
         .iter()
         .flatten()
-        .map(|(k, v)| (key(k), strings(v)))
+        .map(|(k, v)| (CelMapKey::String(CelString::from(k.as_str())), strings(v)))
         .collect();
     let mut entries = vec![
         ("user", string(&spec.user)),
@@ -68,12 +72,7 @@ pub fn request(spec: &SubjectAccessReviewSpec, selectors: SelectorUse) -> Value 
             strings(spec.groups.as_deref().unwrap_or_default()),
         ),
         ("uid", string(&spec.uid)),
-        (
-            "extra",
-            Value::Map(Map {
-                map: Arc::new(extra),
-            }),
-        ),
+        ("extra", Box::new(CelMap::from(extra)) as Val<'_>),
     ];
     if let Some(ra) = &spec.resource_attributes {
         entries.push(("resourceAttributes", resource_attributes(ra, selectors)));
@@ -90,7 +89,7 @@ pub fn request(spec: &SubjectAccessReviewSpec, selectors: SelectorUse) -> Value 
     map(entries)
 }
 
-fn resource_attributes(ra: &ResourceAttributes, selectors: SelectorUse) -> Value {
+fn resource_attributes(ra: &ResourceAttributes, selectors: SelectorUse) -> Val<'_> {
     let mut entries = vec![
         ("namespace", string(&ra.namespace)),
         ("verb", string(&ra.verb)),
@@ -134,20 +133,17 @@ fn resource_attributes(ra: &ResourceAttributes, selectors: SelectorUse) -> Value
 }
 
 fn selector<'a>(
-    raw: Option<&str>,
+    raw: Option<&'a str>,
     requirements: impl Iterator<Item = (&'a str, &'a str, &'a [String])>,
-) -> Option<Value> {
+) -> Option<Val<'a>> {
     if let Some(raw) = raw.filter(|r| !r.is_empty()) {
-        return Some(map(vec![(
-            "rawSelector",
-            Value::String(Arc::new(raw.to_owned())),
-        )]));
+        return Some(map(vec![("rawSelector", str_val(raw))]));
     }
-    let requirements: Vec<Value> = requirements
+    let requirements: Vec<Val<'a>> = requirements
         .map(|(k, op, values)| {
             map(vec![
-                ("key", Value::String(Arc::new(k.to_owned()))),
-                ("operator", Value::String(Arc::new(op.to_owned()))),
+                ("key", str_val(k)),
+                ("operator", str_val(op)),
                 ("values", strings(values)),
             ])
         })
@@ -157,6 +153,6 @@ fn selector<'a>(
     }
     Some(map(vec![(
         "requirements",
-        Value::List(Arc::new(requirements)),
+        Box::new(CelList::from(requirements)) as Val<'a>,
     )]))
 }

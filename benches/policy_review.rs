@@ -1,0 +1,92 @@
+//! One review through a `Policy` of 20 rules behind 3 matchConditions: the conditions, the
+//! binding of the review into CEL values and the rules, as the chain runs them (issue target:
+//! p50 <= 3 us on the CI machine). Also the same review through the whole chain.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use warrant::authorizer::{Chain, Deadline, Input};
+use warrant::review::decode;
+
+fn config() -> String {
+    let mut rules = String::new();
+    for i in 0..19 {
+        let (effect, expr) = if i % 2 == 0 {
+            (
+                "Deny",
+                format!(
+                    "request.resourceAttributes.namespace == 'ns-{i}' && request.resourceAttributes.verb == 'delete'"
+                ),
+            )
+        } else {
+            ("Allow", format!("'team-{i}' in request.groups"))
+        };
+        rules.push_str(&format!(
+            "    - name: rule-{i}\n      effect: {effect}\n      expression: \"{expr}\"\n      message: rule {i}\n"
+        ));
+    }
+    // The one that matches, last.
+    rules.push_str("    - name: owners\n      effect: Allow\n      expression: \"request.user.startsWith('owner-') && request.resourceAttributes.resource in ['deployments', 'pods']\"\n      message: owners may act\n");
+    format!(
+        "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: bench\n  matchConditions:\n  - expression: \"has(request.resourceAttributes)\"\n  - expression: \"!('system:masters' in request.groups)\"\n  - expression: \"!request.user.startsWith('system:')\"\n  policy:\n    rules:\n{rules}"
+    )
+}
+
+const REVIEW: &str = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{
+ "user":"owner-ann","uid":"42","groups":["dev","system:authenticated"],
+ "extra":{"scopes":["a","b"]},
+ "resourceAttributes":{"namespace":"shop","verb":"get","group":"apps","version":"v1","resource":"deployments","name":"web"}}}"#;
+
+fn bench(c: &mut Criterion) {
+    let loaded = warrant::config::parse("bench.yaml", config().as_bytes()).expect("config");
+    let chain = Chain::build(&loaded.config).expect("chain");
+    let input = Input {
+        review: decode(REVIEW.as_bytes()).expect("review"),
+        now: chrono::Utc::now(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let answer =
+        rt.block_on(chain.authorize(&input, Deadline::after(std::time::Duration::from_secs(1))));
+    assert_eq!(answer.reason, "bench/owners: owners may act");
+    let entry = &chain.entries()[0];
+    c.bench_function("policy_20_rules_3_conditions", |b| {
+        b.iter(|| {
+            let (matched, _) = entry.match_conditions.evaluate(black_box(&input));
+            black_box(matched);
+            black_box(
+                rt.block_on(
+                    entry
+                        .authorizer
+                        .authorize(&input, Deadline::after(std::time::Duration::from_secs(1))),
+                ),
+            )
+        })
+    });
+    let spec = input.review.spec();
+    let sel = warrant::cel::SelectorUse::default();
+    c.bench_function("bind_review", |b| {
+        b.iter(|| black_box(warrant::cel::Bound::new(black_box(spec), input.now, sel)))
+    });
+    let one = warrant::cel::Expression::compile(
+        "request.resourceAttributes.namespace == 'ns-0' && request.resourceAttributes.verb == 'delete'",
+        warrant::cel::Variables::Request,
+    )
+    .expect("compiles");
+    let bound = warrant::cel::Bound::new(spec, input.now, sel);
+    c.bench_function("one_rule", |b| {
+        b.iter(|| black_box(one.evaluate(black_box(&bound))))
+    });
+    c.bench_function("chain_policy_review", |b| {
+        b.iter(|| {
+            black_box(rt.block_on(chain.authorize(
+                black_box(&input),
+                Deadline::after(std::time::Duration::from_secs(1)),
+            )))
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -4,6 +4,7 @@
 
 pub mod bootstrap;
 pub mod caller;
+mod preface;
 mod rejection;
 pub mod routes;
 pub mod tls;
@@ -168,7 +169,7 @@ impl Server {
                 a = listener.accept() => a.map(|(tcp, _)| (tcp, false)),
                 a = accept_optional(insecure.as_ref()) => a.map(|(tcp, _)| (tcp, true)),
                 Some((stream, info)) = ready.recv() => {
-                    serve_connection(&builder, graceful.watcher(), state.clone(), info, stream);
+                    serve_connection(&builder, options.header_read_timeout, graceful.watcher(), state.clone(), info, stream);
                     continue;
                 }
                 _ = &mut shutdown => break,
@@ -186,7 +187,14 @@ impl Server {
                     verified_cert: false,
                     insecure: true,
                 };
-                serve_connection(&builder, graceful.watcher(), state.clone(), info, tcp);
+                serve_connection(
+                    &builder,
+                    options.header_read_timeout,
+                    graceful.watcher(),
+                    state.clone(),
+                    info,
+                    tcp,
+                );
                 continue;
             }
             let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
@@ -241,6 +249,7 @@ async fn accept_optional(
 
 fn serve_connection<I>(
     builder: &Arc<auto::Builder<TokioExecutor>>,
+    header_read_timeout: Duration,
     watcher: Watcher,
     state: Arc<AppState>,
     info: ConnectionInfo,
@@ -252,12 +261,21 @@ fn serve_connection<I>(
         let state = state.clone();
         async move { Ok::<_, Infallible>(routes::serve(state, info, req).await) }
     });
-    let conn = builder
-        .serve_connection(TokioIo::new(io), service)
-        .into_owned();
-    let conn = watcher.watch(conn);
+    let builder = Arc::clone(builder);
     tokio::spawn(async move {
-        if let Err(e) = conn.await {
+        // Until its first bytes arrive, a connection is not watched: a silent one neither
+        // delays the drain nor outlives the header-read timeout.
+        let io = match preface::read_ahead(io, header_read_timeout).await {
+            Ok(io) => io,
+            Err(e) => {
+                tracing::debug!(error = %e, "connection dropped before a request");
+                return;
+            }
+        };
+        let conn = builder
+            .serve_connection(TokioIo::new(io), service)
+            .into_owned();
+        if let Err(e) = watcher.watch(conn).await {
             tracing::debug!(error = %e, "connection ended with an error");
         }
     });

@@ -112,3 +112,50 @@ async fn slow_headers_are_cut_off() {
     );
     w.stop().await;
 }
+
+/// A client that finishes the handshake and then says nothing is closed after the header-read
+/// timeout, whichever protocol it negotiated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_connections_are_closed_after_the_header_timeout() {
+    use tokio::io::AsyncReadExt;
+    let w = Warrant::start(Options::default()).await;
+    for alpn in [b"h2".to_vec(), b"http/1.1".to_vec()] {
+        let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
+        cfg.alpn_protocols = vec![alpn.clone()];
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
+        let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
+        let mut tls = connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .unwrap();
+        let started = Instant::now();
+        let mut buf = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut buf)).await;
+        assert!(
+            read.is_ok(),
+            "{alpn:?}: silent connection still open after 5s"
+        );
+        let took = started.elapsed();
+        assert!(
+            took >= HEADER_READ_TIMEOUT - Duration::from_millis(50)
+                && took < Duration::from_secs(3),
+            "{alpn:?}: closed after {took:?}"
+        );
+    }
+    // A partial HTTP/2 preface is no better than silence.
+    let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
+    cfg.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
+    let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
+    let mut tls = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut tls, b"PRI * HTTP/2.0\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "partial preface still open after 5s");
+    w.stop().await;
+}

@@ -3,6 +3,7 @@
 
 mod binary;
 mod cel;
+mod cel_diff;
 mod http;
 mod reload;
 mod support;

@@ -140,6 +140,13 @@ impl Expression {
                 max: MAX_NESTING,
             });
         }
+        if let Some(offset) = limits::find_identifier_call(source, "existsOne") {
+            return Err(CompileError::Compilation(report_at(
+                source,
+                offset,
+                "undeclared reference to 'existsOne' (in container '')",
+            )));
+        }
         let env = environment()?;
         let program = env
             .env
@@ -160,10 +167,13 @@ impl Expression {
         let ty = check::check(ast, &Declarations::new(decls)).map_err(|e| {
             CompileError::Compilation(report(source, program.source_info(), e.node, &e.message))
         })?;
-        match ty {
-            Ty::Bool | Ty::Dyn => {}
-            other => return Err(CompileError::NotBool(other.to_string())),
+        // Exactly bool, as upstream compares the checked output type: `dyn` is refused too.
+        if ty != Ty::Bool {
+            return Err(CompileError::NotBool(ty.to_string()));
         }
+        constant_conversions(ast).map_err(|(node, message)| {
+            CompileError::Compilation(report(source, program.source_info(), node, &message))
+        })?;
         literal_patterns(ast).map_err(|(node, message)| {
             CompileError::Compilation(report(source, program.source_info(), node, &message))
         })?;
@@ -270,6 +280,11 @@ fn report(
     message: &str,
 ) -> String {
     let offset = info.offset_for(node).map_or(0, |(start, _)| start as usize);
+    report_at(source, offset, message)
+}
+
+/// [`report`] at a byte offset.
+fn report_at(source: &str, offset: usize, message: &str) -> String {
     let mut line_no = 1;
     let mut line_start = 0;
     for (i, c) in source.char_indices() {
@@ -355,6 +370,41 @@ fn selector_use(e: &IdedExpr) -> SelectorUse {
     }
     children(e, &mut |c| used = used.union(selector_use(c)));
     used
+}
+
+/// Conversions of literals (`int('x')`, `duration('x')`, `uint(-1)`...) are evaluated at load
+/// time, as cel-go folds them when it builds the program, so a bad one is a load error.
+fn constant_conversions(e: &IdedExpr) -> Result<(), (u64, String)> {
+    if let Expr::Call(c) = &e.expr
+        && c.target.is_none()
+        && matches!(
+            c.func_name.as_str(),
+            "int" | "uint" | "double" | "bool" | "timestamp" | "duration" | "string" | "bytes"
+        )
+        && !c.args.is_empty()
+        && c.args.iter().all(is_constant)
+    {
+        let context = engine::Context::default();
+        if let Err(err) = engine::Value::resolve(e, &context) {
+            return Err((e.id, detail(&err)));
+        }
+    }
+    let mut outcome = Ok(());
+    children(e, &mut |c| {
+        if outcome.is_ok() {
+            outcome = constant_conversions(c);
+        }
+    });
+    outcome
+}
+
+/// A literal, or a negated literal (`-1` parses as a call on some paths).
+fn is_constant(e: &IdedExpr) -> bool {
+    match &e.expr {
+        Expr::Literal(_) => true,
+        Expr::Call(c) if c.func_name == operators::NEGATE => c.args.iter().all(is_constant),
+        _ => false,
+    }
 }
 
 /// Literal regular expressions are compiled at load time, so a bad pattern is a load error.

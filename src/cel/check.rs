@@ -188,6 +188,19 @@ impl Checker {
             }
             _ => {}
         }
+        // A function warrant does not offer is named before its arguments are checked (the
+        // arguments of a two-variable comprehension would otherwise read as undeclared).
+        if let Some(why) =
+            signatures::unsupported(&call.func_name, call.target.is_some(), call.args.len())
+        {
+            return Err(err(
+                id,
+                format!(
+                    "function '{}' is not supported by warrant: {why}",
+                    call.func_name
+                ),
+            ));
+        }
         let target = match &call.target {
             Some(t) => {
                 // `ns.fn(...)` where `ns` is not a variable is a namespaced global function.
@@ -202,7 +215,23 @@ impl Checker {
             }
             None => None,
         };
-        let args = self.check_all(&call.args)?;
+        let args = if call.func_name == "format" {
+            // `format` takes a list of anything: its literal argument need not be homogeneous.
+            call.args
+                .iter()
+                .map(|a| match &a.expr {
+                    Expr::List(l) => {
+                        for item in &l.elements {
+                            self.check(item)?;
+                        }
+                        Ok(Ty::list(Ty::Dyn))
+                    }
+                    _ => self.check(a),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            self.check_all(&call.args)?
+        };
         self.resolve(id, &call.func_name, target.as_ref(), &args)
     }
 

@@ -1,15 +1,13 @@
 //! The functions warrant adds to the `cel` crate's standard library: the Kubernetes list and
 //! regex libraries (`k8s.io/apiserver/pkg/cel/library/{lists,regex}.go`), the sets extension
-//! (cel-go `ext/sets.go`), `cel.bind`, a `matches` that caches compiled patterns, and the step
+//! (cel-go `ext/sets.go`), a `matches` that caches compiled patterns, and the step
 //! counter that bounds every evaluation. The crate takes plain `fn` pointers, so the per-call
 //! budget lives in a thread-local: evaluation is synchronous, one expression at a time per
 //! thread.
 
 use super::limits::Budget;
-use cel::common::ast::{ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue};
 use cel::common::types::DYN_TYPE;
 use cel::common::value::{CowVal, Val};
-use cel::parser::Macro;
 use cel::{DeclarationError, Env, ExecutionError, Value};
 use regex::Regex;
 use std::collections::HashMap;
@@ -84,43 +82,7 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
         vec![DYN_TYPE, DYN_TYPE],
         sets_intersects,
     )?;
-    env.add_macro(Macro::receiver("bind", 3, bind_macro))?;
     Ok(())
-}
-
-/// `cel.bind(v, init, body)`: `body` with `v` bound to `init`, as cel-go expands it, a
-/// comprehension over no elements whose accumulator is `v`.
-fn bind_macro(
-    helper: &mut cel::parser::MacroExprHelper<'_>,
-    target: &mut Option<IdedExpr>,
-    args: &mut Vec<IdedExpr>,
-) -> Result<Option<IdedExpr>, cel::ParseError> {
-    if !matches!(target.as_ref().map(|t| &t.expr), Some(Expr::Ident(n)) if n == "cel") {
-        return Ok(None);
-    }
-    let [var, init, body] = <[IdedExpr; 3]>::try_from(std::mem::take(args))
-        .map_err(|_| helper.new_error(0, "cel.bind takes three arguments"))?;
-    let Expr::Ident(name) = var.expr else {
-        return Err(helper.new_error(
-            var.id,
-            "cel.bind() variable names must be simple identifiers",
-        ));
-    };
-    let iter_range = helper.next_expr(Expr::List(ListExpr::new(Vec::new())));
-    let loop_cond = helper.next_expr(Expr::Literal(LiteralValue::Boolean(false.into())));
-    let loop_step = helper.next_expr(Expr::Ident(name.clone()));
-    Ok(Some(helper.next_expr(Expr::Comprehension(Box::new(
-        ComprehensionExpr {
-            iter_range,
-            iter_var: "#unused".to_owned(),
-            iter_var2: None,
-            accu_var: name,
-            accu_init: init,
-            loop_cond,
-            loop_step,
-            result: body,
-        },
-    )))))
 }
 
 /// A list value's elements.

@@ -19,8 +19,10 @@ pub const MAX_TREE_DEPTH: usize = 200;
 /// regex functions. Kubernetes bounds each expression by a cost of 1,000,000 units, counted
 /// differently; see the known differences.
 pub const STEP_BUDGET: u64 = 1_000_000;
-/// Wall-clock bound of one evaluation, checked as steps are spent.
-pub const TIME_BUDGET: Duration = Duration::from_millis(50);
+/// Wall-clock bound of one evaluation, checked as steps are spent: a backstop for steps that are
+/// individually expensive (a regular expression over a long string). Generous enough that an
+/// unoptimised build running a step budget's worth of simple steps stays within it.
+pub const TIME_BUDGET: Duration = Duration::from_millis(500);
 
 /// The message of an exceeded budget, as cel-go words it.
 pub const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
@@ -92,4 +94,44 @@ pub fn nesting(source: &str) -> usize {
         }
     }
     max
+}
+
+/// The byte offset of the first call `name(` in `source` outside string literals, where `name`
+/// is a whole identifier (used for macro spellings the engine accepts and Kubernetes does not).
+pub fn find_identifier_call(source: &str, name: &str) -> Option<usize> {
+    let bytes = source.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut escaped = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'\'' || c == b'"' {
+            quote = Some(c);
+            i += 1;
+            continue;
+        }
+        let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        if source[i..].starts_with(name)
+            && (i == 0 || !ident(bytes[i - 1]))
+            && bytes.get(i + name.len()).is_none_or(|b| !ident(*b))
+        {
+            let rest = source[i + name.len()..].trim_start();
+            if rest.starts_with('(') {
+                return Some(i);
+            }
+        }
+        i += 1;
+    }
+    None
 }

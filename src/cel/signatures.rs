@@ -151,7 +151,7 @@ pub fn is_global(name: &str) -> bool {
 }
 
 /// Functions of the Kubernetes CEL environment that warrant does not offer.
-fn unsupported(name: &str, member: bool, arity: usize) -> Option<&'static str> {
+pub fn unsupported(name: &str, member: bool, arity: usize) -> Option<&'static str> {
     Some(match name {
         "url" | "isURL" | "getScheme" | "getHost" | "getHostname" | "getPort"
         | "getEscapedPath" | "getQuery" => "the Kubernetes URL library is not available",

@@ -7,9 +7,10 @@
 
 mod always;
 mod chain;
+pub mod webhook;
 
 pub use always::{AlwaysAllow, AlwaysDeny};
-pub use chain::{Answer, BuildError, Chain, Entry, Step, StepOutcome};
+pub use chain::{Answer, BuildContext, BuildError, Chain, Entry, Step, StepOutcome};
 
 use crate::decision::Verdict;
 use crate::review::Review;
@@ -67,4 +68,7 @@ pub enum AuthorizerError {
         /// The time the chain allowed, in milliseconds.
         budget_ms: u64,
     },
+    /// A downstream webhook gave no answer (after upstream's retries).
+    #[error("{0}")]
+    Webhook(#[from] webhook::error::WebhookError),
 }

@@ -2,8 +2,11 @@
 //! upstream and warrant rule has been checked.
 
 use crate::names::AuthorizerName;
+use crate::review::ApiVersion;
 use serde::Serialize;
 use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// A validated chain configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +34,33 @@ pub enum AuthorizerSpec {
     AlwaysAllow,
     /// Denies everything (in warrant a real Deny; see `authorizer::always`).
     AlwaysDeny,
+    /// A downstream SubjectAccessReview webhook (upstream's `webhook:` block).
+    Webhook(WebhookConfig),
+}
+
+/// The validated `webhook:` block of a `Webhook` authorizer, defaults applied. Its failure
+/// policy is the entry's [`AuthorizerConfig::failure_policy`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WebhookConfig {
+    /// Per-attempt timeout (`timeout`, 0 < t <= 30s).
+    pub timeout: Duration,
+    /// How long allowed answers are cached (`authorizedTTL`, default 5m).
+    pub authorized_ttl: Duration,
+    /// How long denied and no-opinion answers are cached (`unauthorizedTTL`, default 30s).
+    pub unauthorized_ttl: Duration,
+    /// Whether allowed answers are cached (`cacheAuthorizedRequests`, default true).
+    pub cache_authorized: bool,
+    /// Whether denied and no-opinion answers are cached (`cacheUnauthorizedRequests`, default true).
+    pub cache_unauthorized: bool,
+    /// The version the review is sent in (`subjectAccessReviewVersion`).
+    pub version: ApiVersion,
+    /// The absolute path of the kubeconfig (`connectionInfo.kubeConfigFile`).
+    pub kubeconfig: PathBuf,
+    /// warrant.dev only (`singleFlight`, default true): identical concurrent misses share one call.
+    pub single_flight: bool,
+    /// warrant.dev only (`staleIfError`, default off): how long past its TTL a cached verdict may
+    /// still be served when the downstream fails.
+    pub stale_if_error: Option<Duration>,
 }
 
 impl AuthorizerSpec {
@@ -39,6 +69,7 @@ impl AuthorizerSpec {
         match self {
             AuthorizerSpec::AlwaysAllow => AuthorizerType::AlwaysAllow,
             AuthorizerSpec::AlwaysDeny => AuthorizerType::AlwaysDeny,
+            AuthorizerSpec::Webhook(_) => AuthorizerType::Webhook,
         }
     }
 }
@@ -50,6 +81,8 @@ pub enum AuthorizerType {
     AlwaysAllow,
     /// `AlwaysDeny`.
     AlwaysDeny,
+    /// `Webhook`.
+    Webhook,
 }
 
 impl AuthorizerType {
@@ -58,6 +91,7 @@ impl AuthorizerType {
         match self {
             AuthorizerType::AlwaysAllow => "AlwaysAllow",
             AuthorizerType::AlwaysDeny => "AlwaysDeny",
+            AuthorizerType::Webhook => "Webhook",
         }
     }
 }

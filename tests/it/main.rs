@@ -6,3 +6,4 @@ mod http;
 mod reload;
 mod support;
 mod tls;
+mod webhook;

@@ -180,21 +180,20 @@ fn classify(e: reqwest::Error) -> CallError {
     let text = chain_text(&e);
     let mut cur: Option<&(dyn StdError + 'static)> = Some(&e);
     while let Some(err) = cur {
+        if err.downcast_ref::<rustls::Error>().is_some() {
+            return CallError::Tls(text);
+        }
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            if io
-                .get_ref()
-                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
-            {
-                return CallError::Tls(text);
-            }
             match io.kind() {
                 std::io::ErrorKind::ConnectionReset => return CallError::Reset(text),
                 std::io::ErrorKind::ConnectionRefused => return CallError::Connect(text),
                 _ => {}
             }
-        }
-        if err.downcast_ref::<rustls::Error>().is_some() {
-            return CallError::Tls(text);
+            // An io::Error's `source()` skips the error it wraps; look at that error itself.
+            if let Some(inner) = io.get_ref() {
+                cur = Some(inner as &(dyn StdError + 'static));
+                continue;
+            }
         }
         cur = err.source();
     }

@@ -174,6 +174,15 @@ impl Core {
         Some(verdict(&entry.status, false))
     }
 
+    /// Benchmarks and tests only: stores `status` as the downstream's answer to `input`, as a
+    /// successful call would.
+    #[doc(hidden)]
+    pub fn prime(&self, input: &Input, status: DownstreamStatus) {
+        let (key, _) = Self::key(input);
+        self.cache
+            .store(key, Arc::new(status), std::time::Instant::now());
+    }
+
     async fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
         let (key, cacheable) = Self::key(input);
         let use_cache = cacheable && self.cache.is_enabled();

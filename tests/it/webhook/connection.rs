@@ -303,3 +303,24 @@ fn in_cluster_config_is_refused_at_validation() {
         "{e}"
     );
 }
+
+#[test]
+fn shipped_webhook_example_validates() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("authz-config/examples/downstream-webhook.yaml"))
+        .unwrap();
+    let kc = root.join("kubeconfigs/warrant-to-downstream.yaml");
+    assert!(kc.is_file());
+    let text = text.replace(
+        "/etc/warrant/kubeconfigs/warrant-to-downstream.yaml",
+        &kc.display().to_string(),
+    );
+    let loaded = warrant::config::parse("downstream-webhook.yaml", text.as_bytes()).unwrap();
+    assert_eq!(loaded.config.authorizers.len(), 2);
+    // The shipped kubeconfig parses; only its placeholder CA file is missing.
+    let e = match Chain::build(&loaded.config) {
+        Err(BuildError::Webhook { message, .. }) => message,
+        other => panic!("{other:?}"),
+    };
+    assert!(e.contains("DOWNSTREAM_CA_FILE"), "{e}");
+}

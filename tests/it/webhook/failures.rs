@@ -309,3 +309,33 @@ async fn failure_policy_deny_names_the_webhook_and_the_failure() {
     );
     s.w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_deadline_bounds_upstream_backoff() {
+    // Upstream's own 500 ms backoff (no test knob) and a 1 s review deadline: attempts at 0 and
+    // ~0.5 s fit; the ~0.75 s sleep before a third would end past the deadline, so the review
+    // answers with the last real error, before the deadline.
+    let fault = FaultServer::start(None).await;
+    fault.always(Behaviour::text(500, "boom"));
+    let dir = tempfile::tempdir().unwrap();
+    let kc = write_kubeconfig(
+        dir.path(),
+        "kc.yaml",
+        &Kube::new(fault.url("/"), &fault.ca.cert_pem),
+    );
+    let w = Warrant::start(Options {
+        config: Some(webhook_config(&kc, "", "")),
+        review_timeout: Some(Duration::from_secs(1)),
+        ..Options::default()
+    })
+    .await;
+    let started = Instant::now();
+    let st = ask(&w, &review("a", "b")).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert!(took >= Duration::from_millis(500), "{took:?}");
+    assert_eq!(fault.calls(), 2);
+    let e = st["evaluationError"].as_str().unwrap();
+    assert!(e.contains("(HTTP 500) (after 2 attempts)"), "{e}");
+    w.stop().await;
+}

@@ -9,9 +9,10 @@ mod always;
 mod chain;
 mod match_conditions;
 mod policy;
+pub mod webhook;
 
 pub use always::{AlwaysAllow, AlwaysDeny};
-pub use chain::{Answer, BuildError, Chain, Entry, Step, StepOutcome};
+pub use chain::{Answer, BuildContext, BuildError, Chain, Entry, Step, StepOutcome};
 pub use match_conditions::{ConditionReport, MatchConditions, MatchOutcome};
 pub use policy::Policy;
 
@@ -71,6 +72,9 @@ pub enum AuthorizerError {
         /// The time the chain allowed, in milliseconds.
         budget_ms: u64,
     },
+    /// A downstream webhook gave no answer (after upstream's retries).
+    #[error("{0}")]
+    Webhook(#[from] webhook::error::WebhookError),
     /// matchConditions errored and none was false; upstream's aggregate text (one error as
     /// itself, several as `[e1, e2]`).
     #[error("{}", aggregate(.0))]

@@ -17,7 +17,9 @@ pub mod watch;
 
 pub use error::{ConfigError, ConfigErrors, ErrorKind};
 pub use load::{Loaded, Source, content_hash, load_file, parse};
-pub use model::{AuthorizerConfig, AuthorizerSpec, AuthorizerType, Config, FailurePolicy};
+pub use model::{
+    AuthorizerConfig, AuthorizerSpec, AuthorizerType, Config, FailurePolicy, WebhookConfig,
+};
 
 /// The embedded copy of `authz-config/warrant.yaml`, used when that file is absent.
 pub const EMBEDDED_DEFAULT: &str = include_str!("../authz-config/warrant.yaml");

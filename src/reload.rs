@@ -3,7 +3,9 @@
 //! in-flight reviews never see two configurations. A configuration that fails to build, like one
 //! that fails to validate, leaves the last good chain serving (kube-apiserver `reload.go`).
 
-use crate::authorizer::Chain;
+use crate::authorizer::webhook::WebhookRuntime;
+use crate::authorizer::webhook::retry::Backoff;
+use crate::authorizer::{BuildContext, Chain};
 use crate::config::watch::{self, Change};
 use crate::config::{Config, Loaded, Source};
 use crate::file_watch::WatchTiming;
@@ -26,9 +28,20 @@ pub struct Active {
 #[derive(Debug, Default)]
 pub struct LiveChain {
     current: ArcSwapOption<Active>,
+    webhook_backoff: Backoff,
 }
 
 impl LiveChain {
+    /// Tests only: a swap cell whose webhook authorizers retry with a shorter first backoff
+    /// delay, so retry tests do not sleep seconds. The configuration file cannot set this.
+    #[doc(hidden)]
+    pub fn with_webhook_backoff_base(base: std::time::Duration) -> Self {
+        Self {
+            current: ArcSwapOption::empty(),
+            webhook_backoff: Backoff { base },
+        }
+    }
+
     /// The chain being served, if any.
     pub fn load(&self) -> Option<Arc<Active>> {
         self.current.load_full()
@@ -46,12 +59,21 @@ impl LiveChain {
         loaded: Loaded,
         metrics: &Metrics,
     ) -> Result<bool, crate::authorizer::BuildError> {
-        if let Some(current) = self.current.load().as_ref()
+        let previous = self.current.load_full();
+        if let Some(current) = previous.as_ref()
             && current.config == loaded.config
         {
             return Ok(false);
         }
-        match Chain::build(&loaded.config) {
+        // The chain being replaced lends its webhook state (caches, pools) to the new build.
+        let ctx = BuildContext {
+            webhook: WebhookRuntime {
+                metrics: metrics.webhook(),
+                backoff: self.webhook_backoff,
+            },
+            previous: previous.as_ref().map(|a| &a.chain),
+        };
+        match Chain::build_in(&loaded.config, &ctx) {
             Ok(chain) => {
                 let hash = loaded.source.hash.clone();
                 tracing::info!(

@@ -8,9 +8,11 @@
 //! dropping a user's groups could slip past a deny rule.
 
 mod decode;
+mod request;
 mod response;
 
 pub use decode::{ReviewError, decode};
+pub use request::{canonical_spec_json, encode_request};
 pub use response::encode_response;
 
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;

@@ -3,6 +3,7 @@
 //! (`k8s.io/apiserver/pkg/authorization/union/union.go`). Failure policy is applied here, once,
 //! for every type.
 
+use super::webhook::{self, WebhookRuntime, WebhookStates};
 use super::{
     AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
     MatchConditions, MatchOutcome, Policy,
@@ -24,6 +25,25 @@ pub enum BuildError {
     /// Two entries share a name.
     #[error("authorizer name {0:?} is used twice")]
     DuplicateName(String),
+    /// A webhook authorizer's connection could not be set up (its kubeconfig, typically).
+    #[error("authorizer {name:?}: {message}")]
+    Webhook {
+        /// The authorizer.
+        name: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// What a build needs beyond the validated configuration: runtime handles and the chain being
+/// replaced, whose webhook state (caches, connection pools) carries over for every webhook whose
+/// settings and kubeconfig are unchanged.
+#[derive(Debug, Default)]
+pub struct BuildContext<'a> {
+    /// Metrics families and retry schedule of webhook authorizers.
+    pub webhook: WebhookRuntime,
+    /// The chain being replaced, if any.
+    pub previous: Option<&'a Chain>,
 }
 
 /// One configured authorizer in the chain.
@@ -46,6 +66,7 @@ pub struct Entry {
 #[derive(Debug)]
 pub struct Chain {
     entries: Box<[Entry]>,
+    webhooks: WebhookStates,
 }
 
 /// What happened at one authorizer.
@@ -155,30 +176,59 @@ impl Chain {
         }
         Ok(Self {
             entries: entries.into_boxed_slice(),
+            webhooks: WebhookStates::default(),
         })
     }
 
-    /// Builds the chain a validated configuration describes.
+    /// Builds the chain a validated configuration describes, with fresh state and unregistered
+    /// metrics (offline tools, tests).
     pub fn build(config: &Config) -> Result<Self, BuildError> {
-        let entries = config
-            .authorizers
-            .iter()
-            .map(|a| {
-                let authorizer: Box<dyn Authorizer> = match &a.spec {
-                    AuthorizerSpec::AlwaysAllow => Box::new(AlwaysAllow),
-                    AuthorizerSpec::AlwaysDeny => Box::new(AlwaysDeny),
-                    AuthorizerSpec::Policy(p) => Box::new(Policy::new(p)),
-                };
-                Entry {
-                    name: a.name.clone(),
-                    authorizer_type: a.spec.authorizer_type(),
-                    failure_policy: a.failure_policy,
-                    authorizer,
-                    match_conditions: MatchConditions::new(a.match_conditions.clone()),
+        Self::build_in(config, &BuildContext::default())
+    }
+
+    /// Builds the chain a validated configuration describes, carrying webhook state over from
+    /// `ctx.previous` where it still applies.
+    pub fn build_in(config: &Config, ctx: &BuildContext<'_>) -> Result<Self, BuildError> {
+        let mut webhooks = WebhookStates::default();
+        let mut entries = Vec::with_capacity(config.authorizers.len());
+        for a in &config.authorizers {
+            let authorizer: Box<dyn Authorizer> = match &a.spec {
+                AuthorizerSpec::AlwaysAllow => Box::new(AlwaysAllow),
+                AuthorizerSpec::AlwaysDeny => Box::new(AlwaysDeny),
+                AuthorizerSpec::Policy(p) => Box::new(Policy::new(p)),
+                AuthorizerSpec::Webhook(settings) => {
+                    let previous = ctx.previous.and_then(|c| c.webhooks.get(&a.name));
+                    let core = webhook::Core::build(
+                        &a.name,
+                        settings,
+                        a.failure_policy,
+                        &ctx.webhook,
+                        previous,
+                    )
+                    .map_err(|e| BuildError::Webhook {
+                        name: a.name.to_string(),
+                        message: e.to_string(),
+                    })?;
+                    webhooks.insert(core.clone());
+                    Box::new(webhook::Webhook::new(core))
                 }
-            })
-            .collect();
-        Self::new(entries)
+            };
+            entries.push(Entry {
+                name: a.name.clone(),
+                authorizer_type: a.spec.authorizer_type(),
+                failure_policy: a.failure_policy,
+                authorizer,
+                match_conditions: MatchConditions::new(a.match_conditions.clone()),
+            });
+        }
+        let mut chain = Self::new(entries)?;
+        chain.webhooks = webhooks;
+        Ok(chain)
+    }
+
+    /// The live state of this chain's webhook authorizers.
+    pub fn webhook_states(&self) -> &WebhookStates {
+        &self.webhooks
     }
 
     /// The entries, in order.

@@ -3,8 +3,11 @@
 
 use crate::cel::Expression;
 use crate::names::{AuthorizerName, Code, RuleName};
+use crate::review::ApiVersion;
 use serde::Serialize;
 use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// A validated chain configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +81,33 @@ pub enum AuthorizerSpec {
     AlwaysDeny,
     /// CEL rules with Allow and Deny effects.
     Policy(PolicySpec),
+    /// A downstream SubjectAccessReview webhook (upstream's `webhook:` block).
+    Webhook(WebhookConfig),
+}
+
+/// The validated `webhook:` block of a `Webhook` authorizer, defaults applied. Its failure
+/// policy is the entry's [`AuthorizerConfig::failure_policy`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WebhookConfig {
+    /// Per-attempt timeout (`timeout`, 0 < t <= 30s).
+    pub timeout: Duration,
+    /// How long allowed answers are cached (`authorizedTTL`, default 5m).
+    pub authorized_ttl: Duration,
+    /// How long denied and no-opinion answers are cached (`unauthorizedTTL`, default 30s).
+    pub unauthorized_ttl: Duration,
+    /// Whether allowed answers are cached (`cacheAuthorizedRequests`, default true).
+    pub cache_authorized: bool,
+    /// Whether denied and no-opinion answers are cached (`cacheUnauthorizedRequests`, default true).
+    pub cache_unauthorized: bool,
+    /// The version the review is sent in (`subjectAccessReviewVersion`).
+    pub version: ApiVersion,
+    /// The absolute path of the kubeconfig (`connectionInfo.kubeConfigFile`).
+    pub kubeconfig: PathBuf,
+    /// warrant.dev only (`singleFlight`, default true): identical concurrent misses share one call.
+    pub single_flight: bool,
+    /// warrant.dev only (`staleIfError`, default off): how long past its TTL a cached verdict may
+    /// still be served when the downstream fails.
+    pub stale_if_error: Option<Duration>,
 }
 
 impl AuthorizerSpec {
@@ -87,6 +117,7 @@ impl AuthorizerSpec {
             AuthorizerSpec::AlwaysAllow => AuthorizerType::AlwaysAllow,
             AuthorizerSpec::AlwaysDeny => AuthorizerType::AlwaysDeny,
             AuthorizerSpec::Policy(_) => AuthorizerType::Policy,
+            AuthorizerSpec::Webhook(_) => AuthorizerType::Webhook,
         }
     }
 }
@@ -100,6 +131,8 @@ pub enum AuthorizerType {
     AlwaysDeny,
     /// `Policy`.
     Policy,
+    /// `Webhook`.
+    Webhook,
 }
 
 impl AuthorizerType {
@@ -109,6 +142,7 @@ impl AuthorizerType {
             AuthorizerType::AlwaysAllow => "AlwaysAllow",
             AuthorizerType::AlwaysDeny => "AlwaysDeny",
             AuthorizerType::Policy => "Policy",
+            AuthorizerType::Webhook => "Webhook",
         }
     }
 }

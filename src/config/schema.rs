@@ -112,6 +112,13 @@ pub struct Webhook {
     /// CEL pre-filters.
     #[serde(default)]
     pub match_conditions: Option<At<Vec<At<MatchCondition>>>>,
+    /// warrant.dev only: whether identical concurrent misses share one downstream call.
+    #[serde(default)]
+    pub single_flight: Option<At<bool>>,
+    /// warrant.dev only: how long past its TTL a cached verdict may be served when the
+    /// downstream fails.
+    #[serde(default)]
+    pub stale_if_error: Option<At<String>>,
 }
 
 /// Upstream's `WebhookConnectionInfo`.

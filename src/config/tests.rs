@@ -207,3 +207,34 @@ fn warrant_failure_policy() {
         "c.yaml:6: authorizers[0].failurePolicy: Unsupported value: \"Maybe\": supported values: \"NoOpinion\", \"Deny\"",
     );
 }
+
+#[test]
+fn webhook_settings_are_defaulted_as_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kc.yaml");
+    std::fs::write(&kc, "apiVersion: v1\nkind: Config\n").unwrap();
+    let text = format!(
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Webhook\n  name: wh\n  webhook:\n    timeout: 1500ms\n    authorizedTTL: 0s\n    cacheUnauthorizedRequests: false\n    subjectAccessReviewVersion: v1beta1\n    failurePolicy: NoOpinion\n    connectionInfo:\n      type: KubeConfigFile\n      kubeConfigFile: {}\n",
+        kc.display()
+    );
+    let loaded = parse("c.yaml", text.as_bytes()).unwrap();
+    let a = &loaded.config.authorizers[0];
+    assert_eq!(a.failure_policy, FailurePolicy::NoOpinion);
+    let AuthorizerSpec::Webhook(w) = &a.spec else {
+        panic!("{:?}", a.spec)
+    };
+    assert_eq!(
+        *w,
+        WebhookConfig {
+            timeout: std::time::Duration::from_millis(1500),
+            authorized_ttl: std::time::Duration::from_secs(300),
+            unauthorized_ttl: std::time::Duration::from_secs(30),
+            cache_authorized: true,
+            cache_unauthorized: false,
+            version: crate::review::ApiVersion::V1beta1,
+            kubeconfig: kc.clone(),
+            single_flight: true,
+            stale_if_error: None,
+        }
+    );
+}

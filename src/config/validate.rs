@@ -6,13 +6,15 @@
 
 use super::duration::GoDuration;
 use super::error::{ConfigError, ErrorKind};
-use super::model::{AuthorizerConfig, AuthorizerSpec, Config, FailurePolicy};
+use super::model::{AuthorizerConfig, AuthorizerSpec, Config, FailurePolicy, WebhookConfig};
 use super::schema::{self, At};
 use crate::cel::{Expression, Variables};
 use crate::names::{AuthorizerName, NameError};
+use crate::review::ApiVersion;
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 mod policy;
 
@@ -281,6 +283,7 @@ fn check_authorizer(
     }
 
     // webhook block
+    let mut webhook_settings = None;
     match (&a.webhook, is_webhook) {
         (None, true) => c.push(
             entry_line,
@@ -296,17 +299,7 @@ fn check_authorizer(
             },
         ),
         (Some(w), true) => {
-            check_webhook(c, &base, w);
-            if let Some((_, tl)) = &type_ {
-                c.push(
-                    *tl,
-                    format!("{base}.type"),
-                    ErrorKind::Invalid {
-                        value: "Webhook".into(),
-                        detail: "downstream webhook authorizers are not available in this build yet; the webhook block above was checked with upstream's rules".into(),
-                    },
-                );
-            }
+            webhook_settings = check_webhook(c, flavour, &base, w);
         }
         _ => {}
     }
@@ -363,6 +356,11 @@ fn check_authorizer(
         .map(|mc| check_match_conditions(c, &format!("{base}.matchConditions"), mc))
         .unwrap_or_default();
 
+    if let Some((settings, policy)) = webhook_settings {
+        spec = Some(AuthorizerSpec::Webhook(settings));
+        failure_policy = policy;
+    }
+
     if c.errors.len() != errors_before {
         return None;
     }
@@ -403,9 +401,22 @@ fn parse_failure_policy(c: &mut Checker, l: u32, path: &str, v: &str) -> Option<
     }
 }
 
-fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
+/// Upstream's defaults for a TTL left out or set to 0 (`v1/defaults.go`).
+const DEFAULT_AUTHORIZED_TTL: Duration = Duration::from_secs(300);
+const DEFAULT_UNAUTHORIZED_TTL: Duration = Duration::from_secs(30);
+
+/// Checks a `webhook:` block; on success returns its settings and failure policy.
+fn check_webhook(
+    c: &mut Checker,
+    flavour: Flavour,
+    base: &str,
+    w: &At<schema::Webhook>,
+) -> Option<(WebhookConfig, FailurePolicy)> {
+    let errors_before = c.errors.len();
     let wl = line(w);
     let w = &w.value;
+    let mut timeout = None;
+    let mut ttls = [DEFAULT_AUTHORIZED_TTL, DEFAULT_UNAUTHORIZED_TTL];
     match &w.timeout {
         None => c.push(wl, format!("{base}.timeout"), ErrorKind::Required(None)),
         Some(t) => match GoDuration::parse(&t.value) {
@@ -425,14 +436,19 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
                         format!("{base}.timeout"),
                         invalid(&t.value, "must be > 0s and <= 30s"),
                     );
+                } else {
+                    timeout = d.to_std();
                 }
             }
         },
     }
-    for (field, ttl) in [
+    for (slot, (field, ttl)) in [
         ("authorizedTTL", &w.authorized_ttl),
         ("unauthorizedTTL", &w.unauthorized_ttl),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         // A TTL of 0 (or none) is defaulted to 5m / 30s before validation, as upstream does.
         if let Some(t) = ttl {
             match GoDuration::parse(&t.value) {
@@ -442,10 +458,15 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
                     format!("{base}.{field}"),
                     invalid(&t.value, "must be > 0s"),
                 ),
-                Ok(_) => {}
+                Ok(d) => {
+                    if let Some(std) = d.to_std().filter(|s| !s.is_zero()) {
+                        ttls[slot] = std;
+                    }
+                }
             }
         }
     }
+    let mut version = None;
     match &w.subject_access_review_version {
         None => c.push(
             wl,
@@ -457,7 +478,8 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
             format!("{base}.subjectAccessReviewVersion"),
             ErrorKind::Required(None),
         ),
-        Some(v) if v.value == "v1" || v.value == "v1beta1" => {}
+        Some(v) if v.value == "v1" => version = Some(ApiVersion::V1),
+        Some(v) if v.value == "v1beta1" => version = Some(ApiVersion::V1beta1),
         Some(v) => c.push(
             line(v),
             format!("{base}.subjectAccessReviewVersion"),
@@ -489,6 +511,7 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
             ),
         }
     }
+    let mut failure_policy = None;
     match &w.failure_policy {
         None => c.push(
             wl,
@@ -496,10 +519,69 @@ fn check_webhook(c: &mut Checker, base: &str, w: &At<schema::Webhook>) {
             ErrorKind::Required(None),
         ),
         Some(fp) => {
-            parse_failure_policy(c, line(fp), &format!("{base}.failurePolicy"), &fp.value);
+            failure_policy =
+                parse_failure_policy(c, line(fp), &format!("{base}.failurePolicy"), &fp.value);
         }
     }
-    check_connection_info(c, base, wl, w.connection_info.as_ref());
+    let kubeconfig = check_connection_info(c, base, wl, w.connection_info.as_ref());
+    let (single_flight, stale_if_error) = check_webhook_additions(c, flavour, base, w);
+    if c.errors.len() != errors_before {
+        return None;
+    }
+    let settings = WebhookConfig {
+        timeout: timeout?,
+        authorized_ttl: ttls[0],
+        unauthorized_ttl: ttls[1],
+        cache_authorized: w.cache_authorized_requests.as_ref().is_none_or(|b| b.value),
+        cache_unauthorized: w
+            .cache_unauthorized_requests
+            .as_ref()
+            .is_none_or(|b| b.value),
+        version: version?,
+        kubeconfig: kubeconfig?,
+        single_flight,
+        stale_if_error,
+    };
+    Some((settings, failure_policy?))
+}
+
+/// warrant.dev's additions to the webhook block: `singleFlight` (default true) and
+/// `staleIfError` (default off). Refused in an upstream file, which must stay upstream's schema.
+fn check_webhook_additions(
+    c: &mut Checker,
+    flavour: Flavour,
+    base: &str,
+    w: &schema::Webhook,
+) -> (bool, Option<Duration>) {
+    let mut single_flight = true;
+    let mut stale = None;
+    if let Some(sf) = &w.single_flight {
+        if flavour == Flavour::Upstream {
+            c.push(
+                line(sf),
+                format!("{base}.singleFlight"),
+                warrant_only("singleFlight"),
+            );
+        } else {
+            single_flight = sf.value;
+        }
+    }
+    if let Some(s) = &w.stale_if_error {
+        let path = format!("{base}.staleIfError");
+        if flavour == Flavour::Upstream {
+            c.push(line(s), path, warrant_only("staleIfError"));
+        } else {
+            match GoDuration::parse(&s.value) {
+                Err(e) => c.push(line(s), path, invalid(&s.value, e)),
+                Ok(d) => match d.to_std() {
+                    None => c.push(line(s), path, invalid(&s.value, "must be >= 0s")),
+                    Some(d) if d.is_zero() => {}
+                    Some(d) => stale = Some(d),
+                },
+            }
+        }
+    }
+    (single_flight, stale)
 }
 
 fn check_connection_info(
@@ -507,29 +589,50 @@ fn check_connection_info(
     base: &str,
     wl: u32,
     ci: Option<&At<schema::ConnectionInfo>>,
-) {
+) -> Option<PathBuf> {
     let type_path = format!("{base}.connectionInfo.type");
     let file_path = format!("{base}.connectionInfo.kubeConfigFile");
     let Some(ci) = ci else {
         c.push(wl, type_path, ErrorKind::Required(None));
-        return;
+        return None;
     };
     let cl = line(ci);
     let ci = &ci.value;
     match ci.type_.as_ref().map(|t| (t.value.as_str(), line(t))) {
-        None | Some(("", _)) => c.push(cl, type_path, ErrorKind::Required(None)),
-        Some(("InClusterConfig", _)) => {
+        None | Some(("", _)) => {
+            c.push(cl, type_path, ErrorKind::Required(None));
+            None
+        }
+        Some(("InClusterConfig", tl)) => {
             if let Some(f) = &ci.kube_config_file {
                 c.push(
                     line(f),
                     file_path,
                     invalid(&f.value, "can only be set when type=KubeConfigFile"),
                 );
+            } else {
+                // Upstream's generic validation accepts it, but it means "ask the cluster's own
+                // SubjectAccessReview API", which would call warrant again.
+                c.push(
+                    tl,
+                    type_path,
+                    invalid(
+                        "InClusterConfig",
+                        "warrant cannot use InClusterConfig: the cluster's SubjectAccessReview API would call warrant again; use KubeConfigFile",
+                    ),
+                );
             }
+            None
         }
         Some(("KubeConfigFile", tl)) => match &ci.kube_config_file {
-            None => c.push(tl, file_path, ErrorKind::Required(None)),
-            Some(f) if f.value.is_empty() => c.push(line(f), file_path, ErrorKind::Required(None)),
+            None => {
+                c.push(tl, file_path, ErrorKind::Required(None));
+                None
+            }
+            Some(f) if f.value.is_empty() => {
+                c.push(line(f), file_path, ErrorKind::Required(None));
+                None
+            }
             Some(f) => {
                 let p = Path::new(&f.value);
                 if !p.is_absolute() {
@@ -550,20 +653,24 @@ fn check_connection_info(
                             file_path,
                             invalid(&f.value, "must be a regular file"),
                         ),
-                        Ok(_) => {}
+                        Ok(_) => return Some(p.to_path_buf()),
                     }
                 }
+                None
             }
         },
-        Some((other, tl)) => c.push(
-            tl,
-            type_path,
-            ErrorKind::NotSupported {
-                value: other.into(),
-                supported: vec!["InClusterConfig", "KubeConfigFile"],
-                detail: None,
-            },
-        ),
+        Some((other, tl)) => {
+            c.push(
+                tl,
+                type_path,
+                ErrorKind::NotSupported {
+                    value: other.into(),
+                    supported: vec!["InClusterConfig", "KubeConfigFile"],
+                    detail: None,
+                },
+            );
+            None
+        }
     }
 }
 

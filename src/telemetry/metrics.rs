@@ -63,6 +63,90 @@ struct FailureLabels {
     policy: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    name: String,
+    result: &'static str,
+}
+
+/// The `warrant_webhook_*` families, shaped like upstream's `apiserver_authorization_webhook_*`
+/// (`plugin/pkg/authorizer/webhook/metrics/metrics.go`) plus a cache family. Cloning shares the
+/// families; a downstream webhook authorizer holds one clone.
+#[derive(Clone, Debug)]
+pub struct WebhookMetrics {
+    evaluations: Family<WebhookLabels, Counter>,
+    duration: Family<WebhookLabels, Histogram, fn() -> Histogram>,
+    fail_open: Family<WebhookLabels, Counter>,
+    cache: Family<WebhookLabels, Counter>,
+}
+
+impl Default for WebhookMetrics {
+    /// Families registered nowhere (offline tools, tests).
+    fn default() -> Self {
+        Self {
+            evaluations: Family::default(),
+            duration: Family::new_with_constructor(latency_histogram),
+            fail_open: Family::default(),
+            cache: Family::default(),
+        }
+    }
+}
+
+impl WebhookMetrics {
+    fn register(registry: &mut Registry) -> Self {
+        let m = Self::default();
+        registry.register(
+            "warrant_webhook_evaluations",
+            "Calls to downstream webhooks, one per attempt, by result (success, error, timeout, canceled)",
+            m.evaluations.clone(),
+        );
+        registry.register(
+            "warrant_webhook_duration_seconds",
+            "Duration of each downstream webhook attempt, by result",
+            m.duration.clone(),
+        );
+        registry.register(
+            "warrant_webhook_evaluations_fail_open",
+            "NoOpinion answers caused by a downstream webhook timeout or error",
+            m.fail_open.clone(),
+        );
+        registry.register(
+            "warrant_webhook_cache_requests",
+            "Downstream webhook verdict lookups, by result (hit, miss, coalesced, stale)",
+            m.cache.clone(),
+        );
+        m
+    }
+
+    fn labels(name: &str, result: &'static str) -> WebhookLabels {
+        WebhookLabels {
+            name: name.to_owned(),
+            result,
+        }
+    }
+
+    /// Records one attempt against downstream webhook `name`.
+    pub fn record_attempt(&self, name: &str, result: &'static str, elapsed: Duration) {
+        let labels = Self::labels(name, result);
+        self.evaluations.get_or_create(&labels).inc();
+        self.duration
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records that a failure of webhook `name` yielded NoOpinion.
+    pub fn record_fail_open(&self, name: &str, result: &'static str) {
+        self.fail_open
+            .get_or_create(&Self::labels(name, result))
+            .inc();
+    }
+
+    /// Records one cache lookup of webhook `name`.
+    pub fn record_cache(&self, name: &str, result: &'static str) {
+        self.cache.get_or_create(&Self::labels(name, result)).inc();
+    }
+}
+
 /// Outcome of one configuration (or certificate) reload attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReloadStatus {
@@ -96,6 +180,7 @@ pub struct Metrics {
     config_hash: Mutex<Option<String>>,
     audit_dropped: Counter,
     cel: super::cel_metrics::CelMetrics,
+    webhook: WebhookMetrics,
 }
 
 impl Default for Metrics {
@@ -165,9 +250,11 @@ impl Metrics {
             audit_dropped.clone(),
         );
         let cel = super::cel_metrics::CelMetrics::register(&mut registry);
+        let webhook = WebhookMetrics::register(&mut registry);
         Self {
             cel,
             registry,
+            webhook,
             decisions,
             failures,
             attempts,
@@ -256,6 +343,11 @@ impl Metrics {
                 .set(1);
             *current = Some(hash.to_owned());
         }
+    }
+
+    /// The downstream webhook families, for [`crate::authorizer::BuildContext`].
+    pub fn webhook(&self) -> WebhookMetrics {
+        self.webhook.clone()
     }
 
     /// Counts one dropped audit record.

@@ -8,3 +8,4 @@ mod http;
 mod reload;
 mod support;
 mod tls;
+mod webhook;

@@ -90,6 +90,10 @@ pub struct Options {
     pub client_ca: bool,
     pub tokens: Option<&'static str>,
     pub audit: bool,
+    /// The first backoff delay of downstream webhook retries (upstream's 500 ms when `None`).
+    pub webhook_backoff: Option<Duration>,
+    /// The review deadline (5 s when `None`).
+    pub review_timeout: Option<Duration>,
 }
 
 impl Default for Options {
@@ -99,6 +103,8 @@ impl Default for Options {
             client_ca: true,
             tokens: None,
             audit: false,
+            webhook_backoff: None,
+            review_timeout: None,
         }
     }
 }
@@ -139,7 +145,10 @@ impl Warrant {
             std::fs::write(&config_path, c).unwrap();
         }
         let metrics = Arc::new(Metrics::new());
-        let live = Arc::new(LiveChain::default());
+        let live = Arc::new(match opts.webhook_backoff {
+            Some(base) => LiveChain::with_webhook_backoff_base(base),
+            None => LiveChain::default(),
+        });
         tokio::spawn(
             live.clone()
                 .watch(config_path.clone(), fast_timing(), metrics.clone()),
@@ -168,7 +177,7 @@ impl Warrant {
                 client_certificates: opts.client_ca,
                 tokens,
             },
-            review_timeout: Duration::from_secs(5),
+            review_timeout: opts.review_timeout.unwrap_or(Duration::from_secs(5)),
         });
         let mut options = ServerOptions::new("127.0.0.1:0".parse().unwrap());
         options.shutdown_grace = Duration::from_secs(5);

@@ -1,0 +1,378 @@
+//! `type: Webhook`: a downstream SubjectAccessReview webhook called with kube-apiserver's client
+//! semantics (`plugin/pkg/authorizer/webhook/webhook.go`), split by concern: [`kubeconfig`]
+//! (connection), [`client`] (one attempt, client-go's decoding and inner Retry-After layer),
+//! [`retry`] (upstream's outer backoff), [`cache`] (split-TTL verdicts), [`flight`]
+//! (single-flight) and [`error`].
+//!
+//! The pipeline of one review: canonical key -> fresh cache entry? (hit) -> else one call per key
+//! in flight (miss, or coalesced) with retries -> store -> map the status to a verdict. On a
+//! failure, an expired entry within `staleIfError` is served instead (stale); otherwise the error
+//! goes to the chain, which applies `failurePolicy`. matchConditions are evaluated by the chain
+//! before any authorizer is called.
+//!
+//! Time bound: each attempt is bounded by `timeout` and by the review deadline, whichever comes
+//! first; no attempt starts and no backoff sleep begins that would end past the review deadline.
+//! So one review waits at most `min(review deadline, 5 x timeout + 4.875 s)`.
+//!
+//! State that survives a reload: a [`WebhookStates`] registry of each webhook's live core (HTTP
+//! client and pool, cache, flights), keyed by authorizer name. A new chain reuses a core only if
+//! the settings, failure policy and the digest of the kubeconfig and every file it names are all
+//! unchanged; otherwise it starts empty.
+
+pub mod cache;
+pub mod client;
+pub mod error;
+pub mod flight;
+pub mod kubeconfig;
+pub mod retry;
+
+use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
+use crate::config::{FailurePolicy, WebhookConfig};
+use crate::decision::{Decision, Reason, Verdict};
+use crate::names::{AuthorizerName, Code};
+use crate::review::{canonical_spec_json, encode_request};
+use crate::telemetry::metrics::WebhookMetrics;
+use bytes::Bytes;
+use cache::{CachePolicy, VerdictCache, is_cacheable};
+use client::{AttemptDeadline, Client, DownstreamStatus};
+use error::WebhookError;
+use flight::{Flights, Role};
+use retry::Backoff;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The error upstream attaches to an answer that is both allowed and denied.
+pub const ALLOWED_AND_DENIED: &str =
+    "webhook subject access review returned both allow and deny response";
+
+/// The code carried by a verdict served from an expired cache entry (`staleIfError`).
+pub const STALE_CODE: &str = "STALE_IF_ERROR";
+
+type Outcome = Result<Arc<DownstreamStatus>, WebhookError>;
+
+/// Everything a built webhook authorizer needs beyond its settings.
+#[derive(Debug, Clone, Default)]
+pub struct WebhookRuntime {
+    /// The `warrant_webhook_*` families.
+    pub metrics: WebhookMetrics,
+    /// The retry schedule (upstream's unless a test changed it).
+    pub backoff: Backoff,
+}
+
+/// What makes two builds of one webhook the same: if equal, its cache carries over a reload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    settings: WebhookConfig,
+    failure_policy: FailurePolicy,
+    material: [u8; 32],
+    backoff: Backoff,
+}
+
+/// The live part of one downstream webhook: client, cache, flights, metrics.
+#[derive(Debug)]
+pub struct Core {
+    name: AuthorizerName,
+    fingerprint: Fingerprint,
+    client: Client,
+    cache: VerdictCache,
+    flights: Flights<Outcome>,
+    runtime: WebhookRuntime,
+}
+
+/// Why a webhook authorizer could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct WebhookBuildError(pub String);
+
+/// The live webhook cores of one chain, by authorizer name; the next chain's build reads it.
+#[derive(Debug, Default)]
+pub struct WebhookStates {
+    by_name: HashMap<AuthorizerName, Arc<Core>>,
+}
+
+impl WebhookStates {
+    /// The core of webhook `name`, if this chain has one.
+    pub fn get(&self, name: &AuthorizerName) -> Option<&Arc<Core>> {
+        self.by_name.get(name)
+    }
+
+    /// Records a core.
+    pub fn insert(&mut self, core: Arc<Core>) {
+        self.by_name.insert(core.name.clone(), core);
+    }
+
+    /// How many cached verdicts webhook `name` holds (for tests and diagnostics).
+    pub fn cached_entries(&self, name: &AuthorizerName) -> Option<u64> {
+        self.by_name.get(name).map(|c| c.cache.len())
+    }
+}
+
+fn tls_provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+impl Core {
+    /// Builds the core of webhook `name`, reusing `previous` when nothing that matters changed.
+    pub fn build(
+        name: &AuthorizerName,
+        settings: &WebhookConfig,
+        failure_policy: FailurePolicy,
+        runtime: &WebhookRuntime,
+        previous: Option<&Arc<Core>>,
+    ) -> Result<Arc<Core>, WebhookBuildError> {
+        let connection = kubeconfig::load(&settings.kubeconfig, &tls_provider())
+            .map_err(|e| WebhookBuildError(e.to_string()))?;
+        let fingerprint = Fingerprint {
+            settings: settings.clone(),
+            failure_policy,
+            material: connection.digest,
+            backoff: runtime.backoff,
+        };
+        if let Some(prev) = previous
+            && prev.fingerprint == fingerprint
+        {
+            return Ok(prev.clone());
+        }
+        let client = Client::new(connection, settings.version).map_err(|e| {
+            WebhookBuildError(format!("kubeconfig {}: {e}", settings.kubeconfig.display()))
+        })?;
+        let cache = VerdictCache::new(CachePolicy {
+            authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
+            unauthorized: settings
+                .cache_unauthorized
+                .then_some(settings.unauthorized_ttl),
+            stale_if_error: settings.stale_if_error.unwrap_or(Duration::ZERO),
+        });
+        Ok(Arc::new(Core {
+            name: name.clone(),
+            fingerprint,
+            client,
+            cache,
+            flights: Flights::default(),
+            runtime: runtime.clone(),
+        }))
+    }
+
+    fn settings(&self) -> &WebhookConfig {
+        &self.fingerprint.settings
+    }
+
+    /// The cache key of a review, and whether its answer may be stored.
+    pub fn key(input: &Input) -> (Arc<str>, bool) {
+        let spec = input.review.spec();
+        (canonical_spec_json(spec).into(), is_cacheable(spec))
+    }
+
+    /// A fresh cached verdict for `key`, if any; counts the hit. (The cache-hit fast path.)
+    pub fn lookup_fresh(&self, key: &str) -> Option<Verdict> {
+        let entry = self.cache.get(key)?;
+        if !entry.is_fresh(std::time::Instant::now()) {
+            return None;
+        }
+        self.runtime.metrics.record_cache(self.name.as_str(), "hit");
+        Some(verdict(&entry.status, false))
+    }
+
+    /// Benchmarks and tests only: stores `status` as the downstream's answer to `input`, as a
+    /// successful call would.
+    #[doc(hidden)]
+    pub fn prime(&self, input: &Input, status: DownstreamStatus) {
+        let (key, _) = Self::key(input);
+        self.cache
+            .store(key, Arc::new(status), std::time::Instant::now());
+    }
+
+    async fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
+        let (key, cacheable) = Self::key(input);
+        let use_cache = cacheable && self.cache.is_enabled();
+        let cached = if use_cache {
+            self.cache.get(&key)
+        } else {
+            None
+        };
+        if let Some(e) = &cached
+            && e.is_fresh(std::time::Instant::now())
+        {
+            self.runtime.metrics.record_cache(self.name.as_str(), "hit");
+            return Ok(verdict(&e.status, false));
+        }
+        let call = async {
+            let outcome = self.call(input, deadline).await;
+            if let Ok(status) = &outcome
+                && use_cache
+            {
+                self.cache
+                    .store(key.clone(), status.clone(), std::time::Instant::now());
+            }
+            outcome
+        };
+        let (outcome, role) = if self.settings().single_flight {
+            self.flights.run(key.clone(), call).await
+        } else {
+            (call.await, Role::Leader)
+        };
+        let name = self.name.as_str();
+        match outcome {
+            Ok(status) => {
+                self.runtime.metrics.record_cache(name, role_label(role));
+                Ok(verdict(&status, false))
+            }
+            Err(e) => {
+                if let Some(stale) = cached.filter(|c| c.may_serve_stale(std::time::Instant::now()))
+                {
+                    self.runtime.metrics.record_cache(name, "stale");
+                    tracing::warn!(authorizer = name, error = %e, "downstream webhook failed; serving an expired verdict (staleIfError)");
+                    return Ok(verdict(&stale.status, true));
+                }
+                self.runtime.metrics.record_cache(name, role_label(role));
+                tracing::error!(authorizer = name, error = %e, "Failed to make webhook authorizer request");
+                if self.fingerprint.failure_policy == FailurePolicy::NoOpinion && !e.is_canceled() {
+                    self.runtime
+                        .metrics
+                        .record_fail_open(name, e.metrics_result());
+                }
+                Err(AuthorizerError::Webhook(e))
+            }
+        }
+    }
+
+    /// The downstream call with upstream's retries, bounded by the review deadline.
+    async fn call(&self, input: &Input, deadline: Deadline) -> Outcome {
+        let body = Bytes::from(encode_request(self.client.version(), input.review.spec()));
+        let timeout = self.settings().timeout;
+        let timeout_ms = timeout.as_millis() as u64;
+        retry::with_backoff(self.runtime.backoff, deadline.0, |_| {
+            let body = body.clone();
+            async move {
+                let own = tokio::time::Instant::now() + timeout;
+                let attempt_deadline = AttemptDeadline {
+                    at: own.min(deadline.0),
+                    is_review_deadline: deadline.0 < own,
+                    timeout_ms,
+                };
+                let mut guard = AttemptGuard::start(self);
+                let result = self.client.attempt(&body, attempt_deadline).await;
+                let label = match &result {
+                    Ok(_) => "success",
+                    Err(e) => e.metrics_result(),
+                };
+                guard.finish(label);
+                result.map(Arc::new)
+            }
+        })
+        .await
+    }
+}
+
+fn role_label(role: Role) -> &'static str {
+    match role {
+        Role::Leader => "miss",
+        Role::Follower => "coalesced",
+    }
+}
+
+/// Records one attempt's metrics; an attempt dropped mid-call (the review was cancelled) is
+/// recorded as `canceled`, as upstream records a call whose context ended.
+struct AttemptGuard<'a> {
+    core: &'a Core,
+    started: std::time::Instant,
+    done: bool,
+}
+
+impl<'a> AttemptGuard<'a> {
+    fn start(core: &'a Core) -> Self {
+        Self {
+            core,
+            started: std::time::Instant::now(),
+            done: false,
+        }
+    }
+
+    fn finish(&mut self, result: &'static str) {
+        self.done = true;
+        self.core.runtime.metrics.record_attempt(
+            self.core.name.as_str(),
+            result,
+            self.started.elapsed(),
+        );
+    }
+}
+
+impl Drop for AttemptGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.core.runtime.metrics.record_attempt(
+                self.core.name.as_str(),
+                "canceled",
+                self.started.elapsed(),
+            );
+        }
+    }
+}
+
+/// The status to a verdict, as upstream's final switch; allowed+denied is a Deny whose reason
+/// carries upstream's error text (warrant answers it as a clean 403-style denial).
+fn verdict(s: &DownstreamStatus, stale: bool) -> Verdict {
+    let (decision, message) = match (s.allowed, s.denied) {
+        (true, true) => (
+            Decision::Deny,
+            if s.reason.is_empty() {
+                ALLOWED_AND_DENIED.to_owned()
+            } else {
+                format!("{} ({ALLOWED_AND_DENIED})", s.reason)
+            },
+        ),
+        (false, true) => (Decision::Deny, s.reason.clone()),
+        (true, false) => (Decision::Allow, s.reason.clone()),
+        (false, false) => (Decision::NoOpinion, s.reason.clone()),
+    };
+    if stale {
+        let message = if message.is_empty() {
+            "expired verdict served after a downstream failure".to_owned()
+        } else {
+            message
+        };
+        return Verdict::new(
+            decision,
+            Reason {
+                rule: None,
+                message,
+                code: Code::new(STALE_CODE).ok(),
+            },
+        );
+    }
+    if message.is_empty() {
+        Verdict::bare(decision)
+    } else {
+        Verdict::new(decision, Reason::message(message))
+    }
+}
+
+/// A `Webhook` entry of the chain.
+#[derive(Debug)]
+pub struct Webhook {
+    core: Arc<Core>,
+}
+
+impl Webhook {
+    /// Wraps a built core.
+    pub fn new(core: Arc<Core>) -> Self {
+        Self { core }
+    }
+
+    /// The live core (shared with the registry).
+    pub fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+}
+
+impl Authorizer for Webhook {
+    fn authorize<'a>(
+        &'a self,
+        input: &'a Input,
+        deadline: Deadline,
+    ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>> {
+        Box::pin(self.core.judge(input, deadline))
+    }
+}

@@ -1,0 +1,245 @@
+//! The verdict cache of one downstream webhook (upstream: an LRU of 8192 entries with per-entry
+//! expiry, `webhook.go`). moka holds each status under the canonical JSON of the v1 spec.
+//!
+//! An entry is *fresh* for `authorizedTTL` when `allowed` is true (also when `denied` is true as
+//! well) and `unauthorizedTTL` otherwise; moka keeps it for that TTL plus `staleIfError`, so an
+//! expired verdict can still be served when the downstream fails. The cache is bounded by
+//! entries and by bytes at once: every entry weighs at least [`MAX_BYTES`] / [`MAX_ENTRIES`],
+//! so at most [`MAX_ENTRIES`] small entries fit, and large ones are bounded by bytes.
+
+use super::client::DownstreamStatus;
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// At most this many entries (upstream's cache size).
+pub const MAX_ENTRIES: u64 = 8192;
+/// At most this many bytes of keys and reasons.
+pub const MAX_BYTES: u64 = 32 << 20;
+/// Requests whose requester-controlled attributes are this long or longer are not cached
+/// (upstream `shouldCache`, `maxControlledAttrCacheSize`).
+pub const MAX_CACHEABLE_ATTRIBUTES: usize = 10_000;
+
+/// One cached answer.
+#[derive(Debug, Clone)]
+pub struct CachedStatus {
+    /// The downstream's status.
+    pub status: Arc<DownstreamStatus>,
+    /// Served as a hit until then.
+    pub fresh_until: Instant,
+    /// Kept (for staleIfError) until then.
+    pub keep_until: Instant,
+}
+
+impl CachedStatus {
+    /// Whether the entry is still fresh at `now`.
+    pub fn is_fresh(&self, now: Instant) -> bool {
+        now < self.fresh_until
+    }
+
+    /// Whether the entry may still be served after a downstream failure at `now`.
+    pub fn may_serve_stale(&self, now: Instant) -> bool {
+        now < self.keep_until
+    }
+}
+
+struct Lifetime;
+
+impl moka::Expiry<Arc<str>, CachedStatus> for Lifetime {
+    fn expire_after_create(
+        &self,
+        _key: &Arc<str>,
+        value: &CachedStatus,
+        created_at: Instant,
+    ) -> Option<Duration> {
+        Some(value.keep_until.saturating_duration_since(created_at))
+    }
+
+    fn expire_after_update(
+        &self,
+        key: &Arc<str>,
+        value: &CachedStatus,
+        updated_at: Instant,
+        _duration_until_expiry: Option<Duration>,
+    ) -> Option<Duration> {
+        self.expire_after_create(key, value, updated_at)
+    }
+}
+
+/// Which answers are stored and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// TTL of allowed answers; `None` when `cacheAuthorizedRequests: false`.
+    pub authorized: Option<Duration>,
+    /// TTL of denied and no-opinion answers; `None` when `cacheUnauthorizedRequests: false`.
+    pub unauthorized: Option<Duration>,
+    /// How long past its TTL an entry is kept for `staleIfError`.
+    pub stale_if_error: Duration,
+}
+
+impl CachePolicy {
+    /// Whether any answer is ever stored.
+    pub fn is_enabled(&self) -> bool {
+        self.authorized.is_some() || self.unauthorized.is_some()
+    }
+}
+
+/// The verdict cache.
+pub struct VerdictCache {
+    entries: moka::sync::Cache<Arc<str>, CachedStatus>,
+    policy: CachePolicy,
+}
+
+impl std::fmt::Debug for VerdictCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerdictCache")
+            .field("entries", &self.entries.entry_count())
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+fn weight(key: &Arc<str>, value: &CachedStatus) -> u32 {
+    let bytes = key.len() + value.status.reason.len() + 64;
+    let floor = (MAX_BYTES / MAX_ENTRIES) as usize;
+    u32::try_from(bytes.max(floor)).unwrap_or(u32::MAX)
+}
+
+impl VerdictCache {
+    /// An empty cache with `policy`.
+    pub fn new(policy: CachePolicy) -> Self {
+        Self {
+            entries: moka::sync::Cache::builder()
+                .max_capacity(MAX_BYTES)
+                .weigher(weight)
+                .expire_after(Lifetime)
+                .build(),
+            policy,
+        }
+    }
+
+    /// Whether lookups are worth making.
+    pub fn is_enabled(&self) -> bool {
+        self.policy.is_enabled()
+    }
+
+    /// The entry under `key`, fresh or (within staleIfError) expired.
+    pub fn get(&self, key: &str) -> Option<CachedStatus> {
+        self.entries.get(key)
+    }
+
+    /// Stores an answer if the policy keeps answers of its kind.
+    pub fn store(&self, key: Arc<str>, status: Arc<DownstreamStatus>, now: Instant) {
+        let ttl = if status.allowed {
+            self.policy.authorized
+        } else {
+            self.policy.unauthorized
+        };
+        let Some(ttl) = ttl else { return };
+        let fresh_until = now + ttl;
+        self.entries.insert(
+            key,
+            CachedStatus {
+                status,
+                fresh_until,
+                keep_until: fresh_until + self.policy.stale_if_error,
+            },
+        );
+    }
+
+    /// How many entries are held (approximate, as moka counts).
+    pub fn len(&self) -> u64 {
+        self.entries.run_pending_tasks();
+        self.entries.entry_count()
+    }
+
+    /// Whether the cache holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Upstream's `shouldCache`: the requester-controlled attributes (namespace, verb, group,
+/// version, resource, subresource, name, path) must total under 10,000 characters; user,
+/// groups, extra and selectors do not count.
+pub fn is_cacheable(spec: &SubjectAccessReviewSpec) -> bool {
+    let len = |s: &Option<String>| s.as_deref().map_or(0, str::len);
+    let total = match (&spec.resource_attributes, &spec.non_resource_attributes) {
+        (Some(r), _) => {
+            len(&r.namespace)
+                + len(&r.verb)
+                + len(&r.group)
+                + len(&r.version)
+                + len(&r.resource)
+                + len(&r.subresource)
+                + len(&r.name)
+        }
+        (None, Some(n)) => len(&n.path) + len(&n.verb),
+        (None, None) => 0,
+    };
+    total < MAX_CACHEABLE_ATTRIBUTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::authorization::v1::ResourceAttributes;
+
+    fn status(allowed: bool) -> Arc<DownstreamStatus> {
+        Arc::new(DownstreamStatus {
+            allowed,
+            denied: false,
+            reason: String::new(),
+        })
+    }
+
+    #[test]
+    fn split_ttl_switches_and_stale_window() {
+        let policy = CachePolicy {
+            authorized: Some(Duration::from_secs(300)),
+            unauthorized: None,
+            stale_if_error: Duration::from_secs(60),
+        };
+        let c = VerdictCache::new(policy);
+        let now = Instant::now();
+        c.store("a".into(), status(true), now);
+        c.store("d".into(), status(false), now);
+        assert!(c.get("d").is_none(), "unauthorized caching is off");
+        let e = c.get("a").unwrap();
+        assert!(e.is_fresh(now));
+        assert!(!e.is_fresh(now + Duration::from_secs(301)));
+        assert!(e.may_serve_stale(now + Duration::from_secs(301)));
+        assert!(!e.may_serve_stale(now + Duration::from_secs(361)));
+    }
+
+    #[test]
+    fn entries_are_bounded() {
+        let c = VerdictCache::new(CachePolicy {
+            authorized: Some(Duration::from_secs(300)),
+            unauthorized: Some(Duration::from_secs(300)),
+            stale_if_error: Duration::ZERO,
+        });
+        let now = Instant::now();
+        for i in 0..(MAX_ENTRIES + 2000) {
+            c.store(format!("key-{i}").into(), status(true), now);
+        }
+        assert!(c.len() <= MAX_ENTRIES, "{}", c.len());
+    }
+
+    /// Spec vector 8's rule, at the 10,000 boundary.
+    #[test]
+    fn large_attributes_are_not_cacheable() {
+        let mut spec = SubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some("get".into()),
+                name: Some("x".repeat(9_996)),
+                ..Default::default()
+            }),
+            user: Some("u".repeat(50_000)),
+            ..Default::default()
+        };
+        assert!(is_cacheable(&spec));
+        spec.resource_attributes.as_mut().unwrap().name = Some("x".repeat(9_997));
+        assert!(!is_cacheable(&spec));
+    }
+}

@@ -1,0 +1,463 @@
+//! One attempt against a downstream: POST the review to the server URL exactly, with
+//! kube-apiserver's headers, and turn the answer into a status or a [`CallError`] the way
+//! client-go's REST client does (`rest/request.go` `transformResponse`, `rest/with_retry.go`).
+//!
+//! client-go's inner layer is kept: a 429 or 5xx answer with an integer `Retry-After` is re-sent
+//! up to 10 more times inside the same attempt, sleeping `Retry-After` seconds, all within the
+//! attempt's deadline; if the deadline comes first the attempt is a timeout.
+
+use super::error::{CallError, StatusReason};
+use super::kubeconfig::{Connection, Credentials};
+use crate::review::ApiVersion;
+use bytes::Bytes;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use serde::Deserialize;
+use std::error::Error as StdError;
+use tokio::time::Instant;
+
+/// client-go re-sends a throttled request at most this many times within one attempt.
+pub const MAX_INNER_RETRIES: u32 = 10;
+/// Answers larger than this are refused (a downstream status is a few hundred bytes).
+pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
+/// client-go keeps text bodies up to this size as the error message.
+const MAX_UNSTRUCTURED_TEXT: usize = 2048;
+
+/// The status fields of a downstream answer (the same in v1 and v1beta1); `evaluationError` is
+/// discarded, as upstream does.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DownstreamStatus {
+    /// `status.allowed`.
+    pub allowed: bool,
+    /// `status.denied`.
+    pub denied: bool,
+    /// `status.reason`.
+    pub reason: String,
+}
+
+/// How an attempt's deadline was chosen: its own timeout, or the review's deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptDeadline {
+    /// When the attempt must be done.
+    pub at: Instant,
+    /// Whether `at` is the review deadline (then running out is `Canceled`, not `Timeout`).
+    pub is_review_deadline: bool,
+    /// The configured per-attempt timeout, for messages.
+    pub timeout_ms: u64,
+}
+
+impl AttemptDeadline {
+    fn expired(&self) -> CallError {
+        if self.is_review_deadline {
+            CallError::Canceled
+        } else {
+            CallError::Timeout {
+                timeout_ms: self.timeout_ms,
+            }
+        }
+    }
+}
+
+/// A configured HTTP client for one downstream.
+#[derive(Debug)]
+pub struct Client {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    credentials: Credentials,
+    version: ApiVersion,
+}
+
+/// The `User-Agent` sent downstream, shaped like kube-apiserver's.
+fn user_agent() -> String {
+    format!(
+        "warrant/{} ({}/{})",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
+}
+
+impl Client {
+    /// A pooled, keep-alive client for `connection` (HTTP/2 when the server offers it).
+    pub fn new(connection: Connection, version: ApiVersion) -> Result<Self, String> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, */*"));
+        let mut b = reqwest::Client::builder()
+            .tls_backend_preconfigured(connection.tls)
+            .user_agent(user_agent())
+            .default_headers(headers)
+            .redirect(reqwest::redirect::Policy::none());
+        b = match &connection.proxy {
+            Some(p) => {
+                b.proxy(reqwest::Proxy::all(p).map_err(|e| format!("proxy-url {p:?}: {e}"))?)
+            }
+            None => b.no_proxy(),
+        };
+        let http = b.build().map_err(|e| format!("HTTP client: {e}"))?;
+        Ok(Self {
+            http,
+            url: connection.url,
+            credentials: connection.credentials,
+            version,
+        })
+    }
+
+    /// The version reviews are sent in.
+    pub fn version(&self) -> ApiVersion {
+        self.version
+    }
+
+    /// One attempt, with client-go's inner Retry-After layer.
+    pub async fn attempt(
+        &self,
+        body: &Bytes,
+        deadline: AttemptDeadline,
+    ) -> Result<DownstreamStatus, CallError> {
+        let mut resends = 0;
+        loop {
+            let (code, headers, bytes) =
+                match tokio::time::timeout_at(deadline.at, self.send(body.clone())).await {
+                    Err(_) => return Err(deadline.expired()),
+                    Ok(r) => r?,
+                };
+            let retry_after = retry_after_seconds(&headers);
+            if (code == 429 || code >= 500)
+                && let Some(secs) = retry_after
+                && resends < MAX_INNER_RETRIES
+            {
+                resends += 1;
+                let wake = Instant::now() + std::time::Duration::from_secs(secs);
+                if wake >= deadline.at {
+                    tokio::time::sleep_until(deadline.at).await;
+                    return Err(deadline.expired());
+                }
+                tokio::time::sleep_until(wake).await;
+                continue;
+            }
+            return decode(self.version, code, &headers, &bytes, retry_after);
+        }
+    }
+
+    async fn send(&self, body: Bytes) -> Result<(u16, HeaderMap, Bytes), CallError> {
+        let mut req = self.http.post(self.url.clone()).body(body);
+        match &self.credentials {
+            Credentials::None => {}
+            Credentials::Bearer(t) => {
+                req = req.header(AUTHORIZATION, format!("Bearer {}", t.token()));
+            }
+            Credentials::Basic(v) => req = req.header(AUTHORIZATION, v.0.as_str()),
+        }
+        let resp = req.send().await.map_err(classify)?;
+        let code = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        if resp
+            .content_length()
+            .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+        {
+            return Err(CallError::Decode(format!(
+                "answer larger than {MAX_RESPONSE_BYTES} bytes"
+            )));
+        }
+        let bytes = resp.bytes().await.map_err(classify)?;
+        if bytes.len() > MAX_RESPONSE_BYTES {
+            return Err(CallError::Decode(format!(
+                "answer larger than {MAX_RESPONSE_BYTES} bytes"
+            )));
+        }
+        Ok((code, headers, bytes))
+    }
+}
+
+/// client-go's `retryAfterSeconds`: an integer header only.
+fn retry_after_seconds(headers: &HeaderMap) -> Option<u64> {
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?;
+    let n: i64 = v.trim().parse().ok()?;
+    Some(n.max(0) as u64)
+}
+
+/// Sorts a reqwest failure into upstream's classes by walking its causes.
+fn classify(e: reqwest::Error) -> CallError {
+    let text = chain_text(&e);
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(&e);
+    while let Some(err) = cur {
+        if err.downcast_ref::<rustls::Error>().is_some() {
+            return CallError::Tls(text);
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionReset => return CallError::Reset(text),
+                std::io::ErrorKind::ConnectionRefused => return CallError::Connect(text),
+                _ => {}
+            }
+            // An io::Error's `source()` skips the error it wraps; look at that error itself.
+            if let Some(inner) = io.get_ref() {
+                cur = Some(inner as &(dyn StdError + 'static));
+                continue;
+            }
+        }
+        cur = err.source();
+    }
+    if e.is_connect() {
+        CallError::Connect(text)
+    } else {
+        CallError::Transport(text)
+    }
+}
+
+/// The error and its causes on one line, without repeats.
+fn chain_text(e: &(dyn StdError + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        let s = err.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+#[derive(Deserialize)]
+struct ReviewAnswer {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    status: Option<StatusFields>,
+}
+
+#[derive(Deserialize)]
+struct StatusFields {
+    #[serde(default)]
+    allowed: bool,
+    #[serde(default)]
+    denied: bool,
+    #[serde(default)]
+    reason: String,
+}
+
+/// A `metav1.Status` error body.
+#[derive(Deserialize)]
+struct ApiStatus {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    details: Option<ApiStatusDetails>,
+}
+
+#[derive(Deserialize)]
+struct ApiStatusDetails {
+    #[serde(rename = "retryAfterSeconds", default)]
+    retry_after_seconds: i64,
+}
+
+/// The media type of a `Content-Type`, lower case, without parameters.
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    let raw = headers.get(CONTENT_TYPE)?.to_str().unwrap_or("");
+    Some(
+        raw.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
+fn decode(
+    version: ApiVersion,
+    code: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    retry_after: Option<u64>,
+) -> Result<DownstreamStatus, CallError> {
+    let media = media_type(headers);
+    // Absent means "assume JSON", as client-go's configured content type.
+    let is_json = media.as_deref().is_none_or(|m| m == "application/json");
+    let shown = media.clone().unwrap_or_else(|| "application/json".into());
+    if !(200..=206).contains(&code) {
+        return Err(status_error(
+            code,
+            media.as_deref(),
+            is_json,
+            body,
+            retry_after,
+        ));
+    }
+    if !is_json {
+        return Err(CallError::Decode(format!(
+            "serializer for {shown} doesn't exist"
+        )));
+    }
+    if body.is_empty() {
+        return Err(CallError::Decode(format!(
+            "0-length response with status code: {code} and content type: {shown}"
+        )));
+    }
+    let answer: ReviewAnswer =
+        serde_json::from_slice(body).map_err(|e| CallError::Decode(e.to_string()))?;
+    if let Some(v) = answer.api_version.as_deref()
+        && v != version.as_str()
+    {
+        return Err(CallError::Decode(format!(
+            "answer apiVersion {v:?} does not match the request's {:?}",
+            version.as_str()
+        )));
+    }
+    let s = answer.status.unwrap_or(StatusFields {
+        allowed: false,
+        denied: false,
+        reason: String::new(),
+    });
+    Ok(DownstreamStatus {
+        allowed: s.allowed,
+        denied: s.denied,
+        reason: s.reason,
+    })
+}
+
+/// A non-2xx answer as an API error: a `Status` body's own reason and message, else
+/// apimachinery's `NewGenericServerResponse` text for the code.
+fn status_error(
+    code: u16,
+    media: Option<&str>,
+    is_json: bool,
+    body: &[u8],
+    retry_after: Option<u64>,
+) -> CallError {
+    if is_json
+        && let Ok(s) = serde_json::from_slice::<ApiStatus>(body)
+        && s.kind == "Status"
+        && s.status == "Failure"
+    {
+        let from_details = s
+            .details
+            .map(|d| d.retry_after_seconds)
+            .filter(|n| *n > 0)
+            .map(|n| n as u64);
+        return CallError::Status {
+            code,
+            reason: StatusReason::from_status_reason(&s.reason, code),
+            message: s.message,
+            retry_after: from_details.or(retry_after),
+        };
+    }
+    let is_text = media.is_none_or(|m| m.starts_with("text/"));
+    let server_message = if is_text && body.len() <= MAX_UNSTRUCTURED_TEXT {
+        String::from_utf8_lossy(body).trim().to_owned()
+    } else {
+        String::new()
+    };
+    let message = match code {
+        400 => "the server rejected our request for an unknown reason".to_owned(),
+        401 => "Unauthorized".to_owned(),
+        403 => "forbidden".to_owned(),
+        404 => "the server could not find the requested resource".to_owned(),
+        405 => "the server does not allow this method on the requested resource".to_owned(),
+        409 => "the server reported a conflict".to_owned(),
+        415 => "the server responded with the status code 415 but did not return more information".to_owned(),
+        422 => "the server rejected our request due to an error in our request".to_owned(),
+        429 => "the server has received too many requests and has asked us to try again later"
+            .to_owned(),
+        503 => "the server is currently unable to handle the request".to_owned(),
+        504 => "the server was unable to return a response in the time allotted, but may still be processing the request".to_owned(),
+        c if c >= 500 => format!(
+            "an error on the server ({server_message:?}) has prevented the request from succeeding"
+        ),
+        c => format!("the server responded with the status code {c} but did not return more information"),
+    };
+    let message = if !server_message.is_empty() && (code < 500 || [503, 504].contains(&code)) {
+        format!("{message}: {server_message}")
+    } else {
+        message
+    };
+    CallError::Status {
+        code,
+        reason: StatusReason::from_code(code),
+        message,
+        retry_after,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(ct: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(ct) = ct {
+            h.insert(CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn decodes_like_client_go() {
+        let ok = br#"{"apiVersion":"authorization.k8s.io/v1","status":{"allowed":true,"reason":"r","evaluationError":"ignored"}}"#;
+        let s = decode(ApiVersion::V1, 200, &headers(None), ok, None).unwrap();
+        assert_eq!((s.allowed, s.denied, s.reason.as_str()), (true, false, "r"));
+        let e = decode(ApiVersion::V1, 200, &headers(Some("text/html")), ok, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot decode the downstream's answer: serializer for text/html doesn't exist"
+        );
+        let e = decode(
+            ApiVersion::V1,
+            200,
+            &headers(Some("application/json")),
+            b"",
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("0-length response with status code: 200")
+        );
+        assert!(matches!(
+            decode(ApiVersion::V1beta1, 200, &headers(None), ok, None),
+            Err(CallError::Decode(_))
+        ));
+        assert!(matches!(
+            decode(ApiVersion::V1, 200, &headers(None), b"{not json", None),
+            Err(CallError::Decode(_))
+        ));
+    }
+
+    #[test]
+    fn non_2xx_become_api_errors() {
+        let e = decode(
+            ApiVersion::V1,
+            500,
+            &headers(Some("text/plain")),
+            b"boom",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "an error on the server (\"boom\") has prevented the request from succeeding (HTTP 500)"
+        );
+        assert!(e.is_retried());
+        let status = br#"{"kind":"Status","status":"Failure","reason":"ServerTimeout","message":"slow","code":500}"#;
+        let e = decode(
+            ApiVersion::V1,
+            500,
+            &headers(Some("application/json")),
+            status,
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, CallError::Status { reason: StatusReason::ServerTimeout, message, .. } if message == "slow")
+        );
+        let e = decode(ApiVersion::V1, 503, &headers(None), b"", Some(2)).unwrap_err();
+        assert!(e.is_retried());
+        let e = decode(ApiVersion::V1, 503, &headers(None), b"", None).unwrap_err();
+        assert!(!e.is_retried());
+    }
+}

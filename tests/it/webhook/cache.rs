@@ -246,3 +246,35 @@ async fn cache_survives_a_reload_that_keeps_the_webhook_and_resets_otherwise() {
     assert_eq!(calls, 0);
     s.w.stop().await;
 }
+
+/// Vectors 4, 6 and 7 as upstream writes them: the webhook carries the matchCondition
+/// `has(request.resourceAttributes) && request.resourceAttributes.namespace == 'kittensandponies'`,
+/// so reviews elsewhere never reach it (0 calls, no error) and those in the namespace are cached
+/// as before; conditions are evaluated on every review, before the cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vectors_4_6_7_with_the_upstream_match_condition() {
+    let condition = "    matchConditionSubjectAccessReviewVersion: v1\n    matchConditions:\n    - expression: \"has(request.resourceAttributes) && request.resourceAttributes.namespace == 'kittensandponies'\"\n";
+    let s = setup(&format!("{LONG_TTLS}{condition}")).await;
+    let alice = review("alice", "kittensandponies");
+    let elsewhere = review("alice", "elsewhere");
+    // 4. 500 -> five calls and an error.
+    let (st, calls) = ask_with(&s, &alice, Behaviour::text(500, "")).await;
+    assert_eq!(calls, 5);
+    assert!(st["evaluationError"].is_string(), "{st}");
+    // Outside the namespace: excluded, no call, no error, whatever the downstream does.
+    let (st, calls) = ask_with(&s, &elsewhere, Behaviour::text(500, "")).await;
+    assert_eq!(calls, 0);
+    assert_eq!(st["allowed"], false);
+    assert!(st.get("evaluationError").is_none(), "{st}");
+    // 6. allowed once, then served from the cache while the downstream fails.
+    let (st, calls) = ask_with(&s, &alice, Behaviour::status(true, false, "ok")).await;
+    assert_eq!((st["allowed"].clone(), calls), (true.into(), 1));
+    let (st, calls) = ask_with(&s, &alice, Behaviour::text(500, "")).await;
+    assert_eq!((st["allowed"].clone(), calls), (true.into(), 0));
+    let text = metrics_text(&s.w.client(), &s.w).await;
+    assert!(
+        text.contains("warrant_match_condition_exclusions_total{type=\"Webhook\",name=\"opa\"} 1"),
+        "{text}"
+    );
+    s.w.stop().await;
+}

@@ -78,6 +78,11 @@ fn bench(c: &mut Criterion) {
     c.bench_function("one_rule", |b| {
         b.iter(|| black_box(one.evaluate(black_box(&bound))))
     });
+    let lit =
+        warrant::cel::Expression::compile("true", warrant::cel::Variables::Request).expect("true");
+    c.bench_function("literal_true", |b| {
+        b.iter(|| black_box(lit.evaluate(black_box(&bound))))
+    });
     c.bench_function("chain_policy_review", |b| {
         b.iter(|| {
             black_box(rt.block_on(chain.authorize(

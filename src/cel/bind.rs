@@ -99,42 +99,40 @@ fn resource_attributes(ra: &ResourceAttributes, selectors: SelectorUse) -> Val<'
         ("subresource", string(&ra.subresource)),
         ("name", string(&ra.name)),
     ];
-    if selectors.field
-        && let Some(fs) = &ra.field_selector
-        && let Some(v) = selector(
-            fs.raw_selector.as_deref(),
-            fs.requirements.iter().flatten().map(|r| {
-                (
-                    r.key.as_str(),
-                    r.operator.as_str(),
-                    r.values.as_deref().unwrap_or_default(),
-                )
-            }),
-        )
-    {
-        entries.push(("fieldSelector", v));
-    }
-    if selectors.label
-        && let Some(ls) = &ra.label_selector
-        && let Some(v) = selector(
-            ls.raw_selector.as_deref(),
-            ls.requirements.iter().flatten().map(|r| {
-                (
-                    r.key.as_str(),
-                    r.operator.as_str(),
-                    r.values.as_deref().unwrap_or_default(),
-                )
-            }),
-        )
-    {
-        entries.push(("labelSelector", v));
+    // The two selector types have the same shape; each is bound only when used.
+    let field = ra
+        .field_selector
+        .as_ref()
+        .filter(|_| selectors.field)
+        .map(|s| {
+            let reqs = s.requirements.iter().flatten();
+            selector(
+                s.raw_selector.as_deref(),
+                reqs.map(|r| (&*r.key, &*r.operator, &r.values)),
+            )
+        });
+    let label = ra
+        .label_selector
+        .as_ref()
+        .filter(|_| selectors.label)
+        .map(|s| {
+            let reqs = s.requirements.iter().flatten();
+            selector(
+                s.raw_selector.as_deref(),
+                reqs.map(|r| (&*r.key, &*r.operator, &r.values)),
+            )
+        });
+    for (name, value) in [("fieldSelector", field), ("labelSelector", label)] {
+        if let Some(Some(v)) = value {
+            entries.push((name, v));
+        }
     }
     map(entries)
 }
 
 fn selector<'a>(
     raw: Option<&'a str>,
-    requirements: impl Iterator<Item = (&'a str, &'a str, &'a [String])>,
+    requirements: impl Iterator<Item = (&'a str, &'a str, &'a Option<Vec<String>>)>,
 ) -> Option<Val<'a>> {
     if let Some(raw) = raw.filter(|r| !r.is_empty()) {
         return Some(map(vec![("rawSelector", str_val(raw))]));
@@ -144,7 +142,7 @@ fn selector<'a>(
             map(vec![
                 ("key", str_val(k)),
                 ("operator", str_val(op)),
-                ("values", strings(values)),
+                ("values", strings(values.as_deref().unwrap_or_default())),
             ])
         })
         .collect();

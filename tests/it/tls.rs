@@ -79,18 +79,26 @@ async fn certificate_rotation_keeps_open_connections() {
 
 use rustls_pki_types::pem::PemObject;
 
+/// A TLS connection to `w` offering only `alpn`, with the test client certificate.
+async fn connect_alpn(
+    w: &Warrant,
+    alpn: &[u8],
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
+    cfg.alpn_protocols = vec![alpn.to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
+    let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
+    connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_headers_are_cut_off() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let w = Warrant::start(Options::default()).await;
-    let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
-    let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
-    let mut tls = connector
-        .connect(ServerName::try_from("localhost").unwrap(), tcp)
-        .await
-        .unwrap();
+    let mut tls = connect_alpn(&w, b"http/1.1").await;
     tls.write_all(b"POST /authorize HTTP/1.1\r\nHost: localhost\r\n")
         .await
         .unwrap();
@@ -120,14 +128,7 @@ async fn silent_connections_are_closed_after_the_header_timeout() {
     use tokio::io::AsyncReadExt;
     let w = Warrant::start(Options::default()).await;
     for alpn in [b"h2".to_vec(), b"http/1.1".to_vec()] {
-        let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
-        cfg.alpn_protocols = vec![alpn.clone()];
-        let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
-        let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
-        let mut tls = connector
-            .connect(ServerName::try_from("localhost").unwrap(), tcp)
-            .await
-            .unwrap();
+        let mut tls = connect_alpn(&w, &alpn).await;
         let started = Instant::now();
         let mut buf = Vec::new();
         let read = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut buf)).await;
@@ -143,14 +144,7 @@ async fn silent_connections_are_closed_after_the_header_timeout() {
         );
     }
     // A partial HTTP/2 preface is no better than silence.
-    let mut cfg = client_config(&w.ca.cert_pem, Some(&w.client));
-    cfg.alpn_protocols = vec![b"h2".to_vec()];
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(cfg));
-    let tcp = tokio::net::TcpStream::connect(w.addr).await.unwrap();
-    let mut tls = connector
-        .connect(ServerName::try_from("localhost").unwrap(), tcp)
-        .await
-        .unwrap();
+    let mut tls = connect_alpn(&w, b"h2").await;
     tokio::io::AsyncWriteExt::write_all(&mut tls, b"PRI * HTTP/2.0\r\n")
         .await
         .unwrap();

@@ -68,7 +68,7 @@ fn upstream_validation_vectors() {
         &e,
         "c.yaml:9: authorizers[2].name: Duplicate value: \"foo\"",
     );
-    assert!(e.iter().any(|x| x.starts_with("c.yaml:11: authorizers[3].name: Invalid value: \"FOO.example.domain\": a lowercase RFC 1123 subdomain")));
+    assert!(e.iter().any(|x| x.starts_with("c.yaml:11: authorizers[3].name: Invalid value: \"FOO.example.domain\": authorizer name is invalid: a lowercase RFC 1123 subdomain")));
     // Vector 33: a non-repeatable type twice (upstream flavour).
     assert_has(
         &errors(&format!(
@@ -115,7 +115,7 @@ fn webhook_block_follows_upstream_rules() {
     );
     assert_has(
         &e,
-        "c.yaml:7: authorizers[0].matchConditionSubjectAccessReviewVersion: Required value",
+        "c.yaml:7: authorizers[0].matchConditionSubjectAccessReviewVersion: Required value: required if match conditions are specified",
     );
     assert_has(
         &e,

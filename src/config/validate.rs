@@ -245,14 +245,23 @@ fn check_authorizer(
             Err(NameError::Empty) => {
                 c.push(line(n), format!("{base}.name"), ErrorKind::Required(None))
             }
-            Err(NameError::Format(msg)) => c.push(
+            // Upstream checks a repeated name before its format.
+            Err(NameError::Format(_)) if names.contains(&n.value) => c.push(
                 line(n),
                 format!("{base}.name"),
-                ErrorKind::Invalid {
-                    value: n.value.clone(),
-                    detail: msg.into(),
-                },
+                ErrorKind::Duplicate(n.value.clone()),
             ),
+            Err(NameError::Format(msg)) => {
+                names.insert(n.value.clone());
+                c.push(
+                    line(n),
+                    format!("{base}.name"),
+                    ErrorKind::Invalid {
+                        value: n.value.clone(),
+                        detail: format!("authorizer name is invalid: {msg}"),
+                    },
+                )
+            }
             Ok(valid) => {
                 if !names.insert(n.value.clone()) {
                     c.push(
@@ -490,26 +499,28 @@ fn check_webhook(
             },
         ),
     }
+    // As upstream: the value is checked whenever set; it is required only with conditions.
     let has_conditions = w
         .match_conditions
         .as_ref()
         .is_some_and(|m| !m.value.is_empty());
-    if has_conditions {
-        let path = format!("{base}.matchConditionSubjectAccessReviewVersion");
-        match &w.match_condition_subject_access_review_version {
-            None => c.push(wl, path, ErrorKind::Required(None)),
-            Some(v) if v.value.is_empty() => c.push(line(v), path, ErrorKind::Required(None)),
-            Some(v) if v.value == "v1" => {}
-            Some(v) => c.push(
-                line(v),
-                path,
-                ErrorKind::NotSupported {
-                    value: v.value.clone(),
-                    supported: vec!["v1"],
-                    detail: None,
-                },
-            ),
-        }
+    let path = format!("{base}.matchConditionSubjectAccessReviewVersion");
+    let required =
+        || ErrorKind::Required(Some("required if match conditions are specified".into()));
+    match &w.match_condition_subject_access_review_version {
+        None if has_conditions => c.push(wl, path, required()),
+        Some(v) if v.value.is_empty() && has_conditions => c.push(line(v), path, required()),
+        None => {}
+        Some(v) if v.value.is_empty() || v.value == "v1" => {}
+        Some(v) => c.push(
+            line(v),
+            path,
+            ErrorKind::NotSupported {
+                value: v.value.clone(),
+                supported: vec!["v1"],
+                detail: None,
+            },
+        ),
     }
     let mut failure_policy = None;
     match &w.failure_policy {

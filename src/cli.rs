@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod serve;
+pub mod test;
 pub mod validate;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +55,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Validate configuration files.
     Validate(validate::ValidateArgs),
+    /// Run policy test suites (YAML cases with expected decisions) against their configurations.
+    Test(test::TestArgs),
 }
 
 /// Runs a parsed command line.
@@ -62,6 +65,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Serve(args) => serve::run(args),
         Command::Check(args) => check::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Test(args) => test::run(args),
     }
 }
 

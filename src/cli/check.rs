@@ -80,11 +80,66 @@ impl CheckArgs {
         let (Some(verb), Some(target)) = (&self.verb, &self.resource) else {
             return Err("VERB and RESOURCE are required (or -f REVIEW.json)".into());
         };
-        let mut spec = SubjectAccessReviewSpec {
-            user: self.as_user.clone(),
-            groups: (!self.as_group.is_empty()).then(|| self.as_group.clone()),
-            uid: self.as_uid.clone(),
+        Flags {
+            verb,
+            target,
+            namespace: self.namespace.as_deref(),
+            subresource: self.subresource.as_deref(),
+            user: self.as_user.as_deref(),
+            groups: &self.as_group,
+            uid: self.as_uid.as_deref(),
             extra: parse_extra(&self.extra)?,
+        }
+        .review()
+    }
+
+    /// The evaluation time.
+    pub fn now(&self) -> Result<DateTime<Utc>, String> {
+        match &self.at {
+            None => Ok(Utc::now()),
+            Some(s) => parse_at(s).map_err(|e| format!("--at {e}")),
+        }
+    }
+}
+
+/// Parses an RFC 3339 evaluation time.
+pub fn parse_at(s: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("{s:?}: not an RFC 3339 time: {e}"))
+}
+
+/// A review described as `kubectl auth can-i` describes one: the flags of `warrant check`, also
+/// the fields of a `warrant test` case.
+#[derive(Debug, Clone)]
+pub struct Flags<'a> {
+    /// The verb.
+    pub verb: &'a str,
+    /// `RESOURCE[.GROUP][/NAME]`, or a non-resource path starting with `/`.
+    pub target: &'a str,
+    /// Namespace of the resource.
+    pub namespace: Option<&'a str>,
+    /// Subresource.
+    pub subresource: Option<&'a str>,
+    /// The user.
+    pub user: Option<&'a str>,
+    /// The user's groups.
+    pub groups: &'a [String],
+    /// The user's UID.
+    pub uid: Option<&'a str>,
+    /// The extra attributes.
+    pub extra: Option<BTreeMap<String, Vec<String>>>,
+}
+
+impl Flags<'_> {
+    /// The v1 review these flags describe.
+    pub fn review(self) -> Result<Review, String> {
+        let (verb, target) = (self.verb, self.target);
+        let mut spec = SubjectAccessReviewSpec {
+            user: self.user.map(str::to_owned),
+            groups: (!self.groups.is_empty()).then(|| self.groups.to_vec()),
+            uid: self.uid.map(str::to_owned),
+            extra: self.extra,
             ..Default::default()
         };
         if target.starts_with('/') {
@@ -92,14 +147,14 @@ impl CheckArgs {
                 return Err("a non-resource path takes no namespace or subresource".into());
             }
             spec.non_resource_attributes = Some(NonResourceAttributes {
-                path: Some(target.clone()),
-                verb: Some(verb.clone()),
+                path: Some(target.to_owned()),
+                verb: Some(verb.to_owned()),
             });
         } else {
             let (kind, name) = match target.split_once('/') {
                 Some((k, n)) if !n.is_empty() => (k, Some(n.to_owned())),
                 Some(_) => return Err(format!("{target:?}: name after '/' is empty")),
-                None => (target.as_str(), None),
+                None => (target, None),
             };
             let (resource, group) = match kind.split_once('.') {
                 Some((r, g)) => (r, g),
@@ -109,27 +164,30 @@ impl CheckArgs {
                 return Err(format!("{target:?}: resource is empty"));
             }
             spec.resource_attributes = Some(ResourceAttributes {
-                namespace: self.namespace.clone(),
-                verb: Some(verb.clone()),
+                namespace: self.namespace.map(str::to_owned),
+                verb: Some(verb.to_owned()),
                 group: Some(group.to_owned()),
                 resource: Some(resource.to_owned()),
-                subresource: self.subresource.clone(),
+                subresource: self.subresource.map(str::to_owned),
                 name,
                 ..Default::default()
             });
         }
         Review::new(ApiVersion::V1, spec).map_err(|e| e.to_string())
     }
+}
 
-    /// The evaluation time.
-    pub fn now(&self) -> Result<DateTime<Utc>, String> {
-        match &self.at {
-            None => Ok(Utc::now()),
-            Some(s) => DateTime::parse_from_rfc3339(s)
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|e| format!("--at {s:?}: not an RFC 3339 time: {e}")),
-        }
-    }
+/// Evaluates one input against a chain on a current-thread runtime, as `check` and `test` do.
+pub fn evaluate(runtime: &tokio::runtime::Runtime, chain: &Chain, input: &Input) -> Answer {
+    runtime.block_on(chain.authorize(input, Deadline::after(Duration::from_secs(30))))
+}
+
+/// The current-thread runtime offline commands evaluate on.
+pub fn offline_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start runtime: {e}"))
 }
 
 fn parse_extra(pairs: &[String]) -> Result<Option<BTreeMap<String, Vec<String>>>, String> {
@@ -181,16 +239,12 @@ pub fn run(args: CheckArgs) -> ExitStatus {
         Ok(c) => c,
         Err(e) => return usage(format!("{}: {e}", loaded.source.name)),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match offline_runtime() {
         Ok(r) => r,
-        Err(e) => return usage(format!("cannot start runtime: {e}")),
+        Err(e) => return usage(e),
     };
     let input = Input { review, now };
-    let answer =
-        runtime.block_on(chain.authorize(&input, Deadline::after(Duration::from_secs(30))));
+    let answer = evaluate(&runtime, &chain, &input);
     print!("{}", render(&answer, args.output));
     match answer.decision {
         Decision::Allow => ExitStatus::Success,

@@ -6,6 +6,7 @@ mod cel;
 mod cel_diff;
 mod http;
 mod reload;
+mod suite;
 mod support;
 mod tls;
 mod webhook;

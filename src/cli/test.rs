@@ -1,0 +1,266 @@
+//! `warrant test FILE...`: policy test suites. Each suite names a configuration (relative to the
+//! suite file) and a list of cases; each case is a review, either a v1 `SubjectAccessReviewSpec`
+//! (`review:`) or the `warrant check` flags as fields, an optional evaluation time `at`, and the
+//! expected decision, code and reason substring. One line is printed per failing case
+//! (`FILE: CASE: expected X, got Y (reason)`), then `N passed, M failed`. Exit status: 0 when all
+//! pass, 1 on any failure, 2 on a usage or configuration error.
+//!
+//! The expected `code` is the deciding code for an Allow or Deny. A NoOpinion has no deciding
+//! code, so for it `code` is matched against the codes the authorizers that stood aside reported
+//! (the deletion guard's `ALLOW`, `BREAK_GLASS`, `OBSERVED_*`).
+
+use super::ExitStatus;
+use super::check::{Flags, evaluate, offline_runtime, parse_at};
+use crate::authorizer::{Answer, Chain, Input, StepOutcome};
+use crate::config::load_file;
+use crate::decision::Decision;
+use crate::review::{ApiVersion, Review};
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `warrant test`.
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// Suite files.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// A suite file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Suite {
+    /// The configuration, relative to the suite file.
+    config: String,
+    /// The cases, in order.
+    cases: Vec<Case>,
+}
+
+/// One case.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Case {
+    name: String,
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default)]
+    review: Option<serde_json::Value>,
+    #[serde(default)]
+    verb: Option<String>,
+    #[serde(default)]
+    resource: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    subresource: Option<String>,
+    #[serde(default, rename = "as")]
+    as_user: Option<String>,
+    #[serde(default)]
+    as_groups: Vec<String>,
+    #[serde(default)]
+    as_uid: Option<String>,
+    #[serde(default)]
+    extra: BTreeMap<String, Vec<String>>,
+    expect: Expect,
+}
+
+/// What a case expects.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Expect {
+    decision: Want,
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    reason_contains: Option<String>,
+}
+
+/// A decision as a suite spells it.
+#[derive(Debug, Clone, Copy, Deserialize)]
+enum Want {
+    Allow,
+    Deny,
+    NoOpinion,
+}
+
+impl Want {
+    fn decision(self) -> Decision {
+        match self {
+            Want::Allow => Decision::Allow,
+            Want::Deny => Decision::Deny,
+            Want::NoOpinion => Decision::NoOpinion,
+        }
+    }
+}
+
+impl Case {
+    fn input(&self) -> Result<Input, String> {
+        let now = match &self.at {
+            Some(at) => parse_at(at).map_err(|e| format!("at {e}"))?,
+            None => chrono::Utc::now(),
+        };
+        let has_flags = self.verb.is_some()
+            || self.resource.is_some()
+            || self.namespace.is_some()
+            || self.subresource.is_some()
+            || self.as_user.is_some()
+            || !self.as_groups.is_empty()
+            || self.as_uid.is_some()
+            || !self.extra.is_empty();
+        let review = match &self.review {
+            Some(_) if has_flags => {
+                return Err("give either review: or the check fields, not both".into());
+            }
+            Some(v) => {
+                let spec: SubjectAccessReviewSpec = serde_json::from_value(v.clone())
+                    .map_err(|e| format!("review: not a SubjectAccessReviewSpec: {e}"))?;
+                Review::new(ApiVersion::V1, spec).map_err(|e| format!("review: {e}"))?
+            }
+            None => {
+                let (Some(verb), Some(target)) = (&self.verb, &self.resource) else {
+                    return Err("needs review: or verb and resource".into());
+                };
+                Flags {
+                    verb,
+                    target,
+                    namespace: self.namespace.as_deref(),
+                    subresource: self.subresource.as_deref(),
+                    user: self.as_user.as_deref(),
+                    groups: &self.as_groups,
+                    uid: self.as_uid.as_deref(),
+                    extra: (!self.extra.is_empty()).then(|| self.extra.clone()),
+                }
+                .review()?
+            }
+        };
+        Ok(Input { review, now })
+    }
+}
+
+/// The codes an answer shows: the deciding one, or for NoOpinion those of the steps that stood
+/// aside with a code.
+fn codes(answer: &Answer) -> Vec<&str> {
+    if let Some(c) = &answer.code {
+        return vec![c.as_str()];
+    }
+    if answer.decision != Decision::NoOpinion {
+        return Vec::new();
+    }
+    answer
+        .trace
+        .iter()
+        .filter_map(|s| match &s.outcome {
+            StepOutcome::Verdict(v) => v.reason.as_ref()?.code.as_ref().map(|c| c.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Why a case failed, or `None` when it passed.
+fn mismatch(expect: &Expect, answer: &Answer) -> Option<String> {
+    let got_codes = codes(answer);
+    let got = match got_codes.as_slice() {
+        [] => answer.decision.to_string(),
+        cs => format!("{} [{}]", answer.decision, cs.join(", ")),
+    };
+    let want = expect.decision.decision();
+    let mut wanted = want.to_string();
+    if let Some(c) = &expect.code {
+        wanted.push_str(&format!(" [{c}]"));
+    }
+    if let Some(r) = &expect.reason_contains {
+        wanted.push_str(&format!(" with reason containing {r:?}"));
+    }
+    let ok = answer.decision == want
+        && expect
+            .code
+            .as_ref()
+            .is_none_or(|c| got_codes.contains(&c.as_str()))
+        && expect
+            .reason_contains
+            .as_ref()
+            .is_none_or(|r| answer.reason.contains(r.as_str()));
+    (!ok).then(|| {
+        let reason = answer.reason.replace('\n', "; ");
+        format!("expected {wanted}, got {got} ({reason})")
+    })
+}
+
+/// Counts of one run.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+}
+
+/// Runs one suite file, printing its failures; `Err` on a usage or configuration error.
+fn run_suite(runtime: &tokio::runtime::Runtime, path: &Path) -> Result<Tally, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let suite: Suite = serde_saphyr::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
+    let config_path = path.parent().unwrap_or(Path::new("")).join(&suite.config);
+    let loaded = load_file(&config_path).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        format!("{shown}: config {}:\n{}", suite.config, lines.join("\n"))
+    })?;
+    let chain = Chain::build(&loaded.config)
+        .map_err(|e| format!("{shown}: config {}: {e}", suite.config))?;
+    let mut names = HashSet::new();
+    let mut inputs = Vec::with_capacity(suite.cases.len());
+    for case in &suite.cases {
+        if !names.insert(case.name.as_str()) {
+            return Err(format!("{shown}: case name {:?} is used twice", case.name));
+        }
+        let input = case
+            .input()
+            .map_err(|e| format!("{shown}: {}: {e}", case.name))?;
+        inputs.push(input);
+    }
+    let mut tally = Tally::default();
+    for (case, input) in suite.cases.iter().zip(&inputs) {
+        let answer = evaluate(runtime, &chain, input);
+        match mismatch(&case.expect, &answer) {
+            None => tally.passed += 1,
+            Some(why) => {
+                tally.failed += 1;
+                println!("{shown}: {}: {why}", case.name);
+            }
+        }
+    }
+    Ok(tally)
+}
+
+/// Runs every suite and prints the summary line.
+pub fn run(args: TestArgs) -> ExitStatus {
+    let runtime = match offline_runtime() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitStatus::Usage;
+        }
+    };
+    let mut total = Tally::default();
+    let mut usage = false;
+    for file in &args.files {
+        match run_suite(&runtime, file) {
+            Ok(t) => {
+                total.passed += t.passed;
+                total.failed += t.failed;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                usage = true;
+            }
+        }
+    }
+    println!("{} passed, {} failed", total.passed, total.failed);
+    if usage {
+        ExitStatus::Usage
+    } else if total.failed > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    }
+}

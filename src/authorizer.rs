@@ -49,6 +49,15 @@ impl Deadline {
     pub fn after(budget: Duration) -> Self {
         Self(tokio::time::Instant::now() + budget)
     }
+
+    /// An error once the deadline has passed, for synchronous work checked between steps.
+    pub fn check(self) -> Result<(), AuthorizerError> {
+        if tokio::time::Instant::now() >= self.0 {
+            Err(AuthorizerError::DeadlinePassed)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// One authorizer: a review in, a verdict (or "I could not decide") out.
@@ -66,6 +75,10 @@ pub trait Authorizer: Send + Sync + fmt::Debug {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AuthorizerError {
+    /// The review's deadline passed while the authorizer was still working through its
+    /// conditions or rules.
+    #[error("the review deadline passed before this authorizer finished")]
+    DeadlinePassed,
     /// The review's deadline passed before the authorizer answered.
     #[error("no answer within the review deadline ({budget_ms} ms)")]
     DeadlineExceeded {

@@ -31,6 +31,9 @@ use types::Ty;
 use ::cel as engine;
 use engine::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue, operators};
 
+/// The stack of the thread expressions are compiled on.
+const COMPILE_STACK_BYTES: usize = 256 << 20;
+
 /// Which variables an expression may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variables {
@@ -147,6 +150,26 @@ impl Expression {
                 "undeclared reference to 'existsOne' (in container '')",
             )));
         }
+        // The parser, checker and rewrites recurse once per level of the tree, and a chain of
+        // selections nests without brackets: run them on a thread with a stack large enough for
+        // any expression under the length cap (deep trees are then refused by depth, and dropped
+        // on that thread too).
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("warrant-cel-compile".into())
+                .stack_size(COMPILE_STACK_BYTES)
+                .spawn_scoped(scope, || Self::compile_here(source, vars))
+                .map_err(|e| CompileError::Compilation(format!("cannot start the compiler: {e}")))?
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(CompileError::Compilation(
+                        "internal error: the CEL compiler panicked on this expression".into(),
+                    ))
+                })
+        })
+    }
+
+    fn compile_here(source: &str, vars: Variables) -> Result<Self, CompileError> {
         let env = environment()?;
         let program = env
             .env
@@ -458,6 +481,36 @@ fn instrument(e: &mut IdedExpr) {
         _ => {}
     }
     children_mut(e, &mut instrument);
+    // Functions whose result can be much larger than their input spend its size, so that
+    // repeated `replace` or concatenation cannot allocate without bound.
+    if let Expr::Call(c) = &e.expr
+        && grows(c)
+    {
+        let call = std::mem::take(e);
+        *e = IdedExpr {
+            id: call.id,
+            expr: Expr::Call(CallExpr {
+                func_name: library::SIZE.to_owned(),
+                target: None,
+                args: vec![call],
+            }),
+        };
+    }
+}
+
+/// Whether a call can build a value larger than its arguments. A comprehension's own
+/// accumulation (`@result + [x]`) is paid for by its iteration steps instead.
+fn grows(c: &CallExpr) -> bool {
+    match c.func_name.as_str() {
+        "replace" | "split" | "join" | "format" | "strings.quote" | "lowerAscii" | "upperAscii" => {
+            true
+        }
+        "_+_" => !c
+            .args
+            .iter()
+            .any(|a| matches!(&a.expr, Expr::Ident(n) if n.starts_with('@'))),
+        _ => false,
+    }
 }
 
 fn children_mut(e: &mut IdedExpr, f: &mut dyn FnMut(&mut IdedExpr)) {

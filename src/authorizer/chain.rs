@@ -248,7 +248,7 @@ impl Chain {
             .as_millis() as u64;
         for entry in self.entries.iter() {
             let started = Instant::now();
-            let (matched, conditions) = entry.match_conditions.evaluate(input);
+            let (matched, conditions) = entry.match_conditions.evaluate(input, deadline);
             let result = match matched {
                 MatchOutcome::Excluded => {
                     trace.push(Step {

@@ -4,7 +4,7 @@
 //! an earlier condition errored; errors without a `false` fail the authorizer, with one
 //! `cel evaluation error: ...` line per erroring condition; all `true` lets it run.
 
-use super::Input;
+use super::{Deadline, Input};
 use crate::cel::{Bound, Expression, SelectorUse};
 use std::time::{Duration, Instant};
 
@@ -55,7 +55,12 @@ impl MatchConditions {
     }
 
     /// Evaluates the conditions for one review; `None` for the report when there are none.
-    pub fn evaluate(&self, input: &Input) -> (MatchOutcome, Option<ConditionReport>) {
+    /// A condition reached after `deadline` counts as an erroring one.
+    pub fn evaluate(
+        &self,
+        input: &Input,
+        deadline: Deadline,
+    ) -> (MatchOutcome, Option<ConditionReport>) {
         if self.conditions.is_empty() {
             return (MatchOutcome::Matched, None);
         }
@@ -64,6 +69,10 @@ impl MatchConditions {
         let mut errors = Vec::new();
         let mut excluded = false;
         for condition in self.conditions.iter() {
+            if let Err(e) = deadline.check() {
+                errors.push(e.to_string());
+                break;
+            }
             match condition.evaluate(&bound) {
                 Ok(true) => {}
                 Ok(false) => {

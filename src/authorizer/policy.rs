@@ -36,12 +36,14 @@ impl Policy {
         }
     }
 
-    /// Judges one review synchronously.
-    pub fn judge(&self, input: &Input) -> Result<Verdict, AuthorizerError> {
+    /// Judges one review synchronously; gives up (an error) once `deadline` has passed, checked
+    /// before each rule.
+    pub fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
         let bound = Bound::new(input.review.spec(), input.now, self.selectors);
         for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {
             let mut failure = None;
             for rule in rules.iter() {
+                deadline.check()?;
                 match rule.expression.evaluate(&bound) {
                     Ok(true) => return Ok(Verdict::new(decision, reason(rule))),
                     Ok(false) => {}
@@ -81,8 +83,8 @@ impl Authorizer for Policy {
     fn authorize<'a>(
         &'a self,
         input: &'a Input,
-        _deadline: Deadline,
+        deadline: Deadline,
     ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>> {
-        Box::pin(std::future::ready(self.judge(input)))
+        Box::pin(std::future::ready(self.judge(input, deadline)))
     }
 }

@@ -90,6 +90,10 @@ impl Checker {
                 let mut first: Option<Ty> = None;
                 for (i, item) in list.elements.iter().enumerate() {
                     let mut t = self.check(item)?;
+                    // `?optional.none()` adds nothing, so its `dyn` takes no part.
+                    if list.optional_indices.contains(&i) && t == Ty::optional(Ty::Dyn) {
+                        continue;
+                    }
                     if list.optional_indices.contains(&i) {
                         t = match t {
                             Ty::Optional(inner) => *inner,
@@ -118,10 +122,21 @@ impl Checker {
                         return Err(err(entry.key.id, format!("unsupported map key type: {k}")));
                     }
                     let mut v = self.check(&entry.value)?;
+                    if entry.optional && v == Ty::optional(Ty::Dyn) {
+                        continue;
+                    }
                     if entry.optional {
                         v = match v {
                             Ty::Optional(inner) => *inner,
-                            other => other,
+                            Ty::Dyn => Ty::Dyn,
+                            other => {
+                                return Err(err(
+                                    entry.value.id,
+                                    format!(
+                                        "expected type 'optional_type({other})' but found '{other}'"
+                                    ),
+                                ));
+                            }
                         };
                     }
                     key = homogeneous(entry.key.id, &mut first_key, key, k)?;
@@ -326,7 +341,7 @@ fn field_type(id: u64, operand: &Ty, field: &str) -> Result<Ty, TypeError> {
         Ty::Object(o) => o
             .field(field)
             .ok_or_else(|| err(id, format!("undefined field '{field}'"))),
-        Ty::Map(k, v) if k.compatible(&Ty::String) => Ok((**v).clone()),
+        Ty::Map(_, v) => Ok((**v).clone()),
         Ty::Dyn => Ok(Ty::Dyn),
         Ty::Optional(inner) => Ok(Ty::optional(field_type(id, inner, field)?)),
         other => Err(err(
@@ -356,7 +371,8 @@ fn homogeneous(id: u64, first: &mut Option<Ty>, acc: Ty, t: Ty) -> Result<Ty, Ty
             *first = Some(t.clone());
             Ok(t)
         }
-        Some(f) if f.compatible(&t) => Ok(acc.join(&t)),
+        // An explicit `dyn` element is a type of its own here, as in cel-go.
+        Some(f) if f.compatible(&t) && f.is_dyn() == t.is_dyn() => Ok(acc.join(&t)),
         Some(f) => Err(err(id, format!("expected type '{f}' but found '{t}'"))),
     }
 }

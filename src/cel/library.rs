@@ -6,7 +6,7 @@
 //! thread.
 
 use super::limits::Budget;
-use cel::common::types::DYN_TYPE;
+use cel::common::types::{CelList, CelMap, CelString, DYN_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError, Value};
 use regex::Regex;
@@ -15,12 +15,15 @@ use std::sync::{Arc, LazyLock, RwLock};
 
 /// The internal function the checker-approved AST calls once per comprehension iteration.
 pub const TICK: &str = "@warrant_tick";
+/// The internal function that spends the size of the value it passes through.
+pub const SIZE: &str = "@warrant_size";
 /// The internal function `matches` calls are rewritten to.
 pub const MATCHES: &str = "@warrant_matches";
 
 /// Registers everything on `env`.
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_overload(TICK, "warrant_tick_dyn", vec![DYN_TYPE], tick)?;
+    env.add_overload(SIZE, "warrant_size_dyn", vec![DYN_TYPE], size)?;
     env.add_overload(
         MATCHES,
         "warrant_matches",
@@ -107,6 +110,26 @@ fn tick<'b, 'v>(mut args: Args<'b, 'v>) -> Out<'b, 'v> {
         .ok_or_else(|| ExecutionError::invalid_argument_count(1, 0))
 }
 
+/// Spends one step per byte of a string or bytes value and per element of a list or map, then
+/// passes the value on.
+fn size<'b, 'v>(mut args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = args
+        .pop()
+        .ok_or_else(|| ExecutionError::invalid_argument_count(1, 0))?;
+    let val = v.as_ref();
+    let n = if let Some(s) = val.downcast_ref::<CelString>() {
+        s.inner().len()
+    } else if let Some(l) = val.downcast_ref::<CelList>() {
+        l.inner().len()
+    } else if let Some(m) = val.downcast_ref::<CelMap>() {
+        m.inner().len()
+    } else {
+        1
+    };
+    Budget::spend(n as u64)?;
+    Ok(v)
+}
+
 /// A process-wide cache of compiled patterns; patterns written in policies are few and fixed,
 /// so it is bounded only as a guard against patterns built at run time.
 static REGEXES: LazyLock<RwLock<HashMap<String, Arc<Regex>>>> =
@@ -120,6 +143,13 @@ pub fn regex(pattern: &str) -> Result<Arc<Regex>, String> {
     {
         return Ok(Arc::clone(r));
     }
+    if let Some(n) = largest_repeat(pattern)
+        && n > MAX_REPEAT
+    {
+        return Err(format!(
+            "error parsing regexp: invalid repeat count: {{{n}}} (RE2 allows at most {MAX_REPEAT})"
+        ));
+    }
     let compiled = Arc::new(
         regex::RegexBuilder::new(pattern)
             .size_limit(1 << 20)
@@ -132,6 +162,43 @@ pub fn regex(pattern: &str) -> Result<Arc<Regex>, String> {
         cache.insert(pattern.to_owned(), Arc::clone(&compiled));
     }
     Ok(compiled)
+}
+
+/// RE2's largest repeat count, which cel-go enforces and the regex crate does not.
+const MAX_REPEAT: u64 = 1000;
+
+/// The largest `{n}` / `{n,m}` count in `pattern` (escaped braces skipped).
+fn largest_repeat(pattern: &str) -> Option<u64> {
+    let b = pattern.as_bytes();
+    let mut largest = None;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'{' => {
+                let mut j = i + 1;
+                let mut n: u64 = 0;
+                let mut any = false;
+                while j < b.len() && (b[j].is_ascii_digit() || b[j] == b',') {
+                    if b[j] == b',' {
+                        largest = largest.max(any.then_some(n));
+                        n = 0;
+                        any = false;
+                    } else {
+                        n = n.saturating_mul(10).saturating_add(u64::from(b[j] - b'0'));
+                        any = true;
+                    }
+                    j += 1;
+                }
+                if j < b.len() && b[j] == b'}' {
+                    largest = largest.max(any.then_some(n));
+                }
+                i = j;
+            }
+            _ => i += 1,
+        }
+    }
+    largest
 }
 
 fn string_arg<'a>(v: &'a Value, function: &str) -> Result<&'a str, ExecutionError> {

@@ -57,7 +57,8 @@ impl Budget {
             r.set(left);
             left
         });
-        let late = left.is_multiple_of(1024)
+        // The clock is read every 64 steps, and on every larger spend.
+        let late = (n > 1 || left.is_multiple_of(64))
             && STARTED.with(|s| s.get().is_some_and(|t| t.elapsed() > TIME_BUDGET));
         if left == 0 || late {
             EXCEEDED.with(|e| e.set(true));
@@ -96,10 +97,13 @@ pub fn nesting(source: &str) -> usize {
     max
 }
 
-/// The byte offset of the first call `name(` in `source` outside string literals, where `name`
-/// is a whole identifier (used for macro spellings the engine accepts and Kubernetes does not).
+/// The byte offset of the first call `name(` in `source` outside string literals and `//`
+/// comments, where `name` is a whole identifier (used for macro spellings the engine accepts and
+/// Kubernetes does not). Works on bytes, so any UTF-8 input is safe.
 pub fn find_identifier_call(source: &str, name: &str) -> Option<usize> {
     let bytes = source.as_bytes();
+    let needle = name.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut quote: Option<u8> = None;
     let mut escaped = false;
     let mut i = 0;
@@ -118,16 +122,19 @@ pub fn find_identifier_call(source: &str, name: &str) -> Option<usize> {
         }
         if c == b'\'' || c == b'"' {
             quote = Some(c);
-            i += 1;
+        } else if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            // A comment runs to the end of the line.
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
             continue;
-        }
-        let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-        if source[i..].starts_with(name)
+        } else if bytes[i..].starts_with(needle)
             && (i == 0 || !ident(bytes[i - 1]))
-            && bytes.get(i + name.len()).is_none_or(|b| !ident(*b))
+            && bytes.get(i + needle.len()).is_none_or(|b| !ident(*b))
         {
-            let rest = source[i + name.len()..].trim_start();
-            if rest.starts_with('(') {
+            let rest = &bytes[i + needle.len()..];
+            let next = rest.iter().find(|b| !b.is_ascii_whitespace());
+            if next == Some(&b'(') {
                 return Some(i);
             }
         }

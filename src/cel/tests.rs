@@ -179,3 +179,44 @@ fn deep_nesting_is_refused_before_parsing() {
         Err(CompileError::TooLong { .. })
     ));
 }
+
+#[test]
+fn growth_and_odd_input_are_bounded_not_fatal() {
+    // Repeated replace grows tenfold per call: stopped by the budget, not by memory.
+    let blow = format!(
+        "'aaaaaaaaaa'{}.size() > 0",
+        ".replace('a', 'aaaaaaaaaa')".repeat(8)
+    );
+    assert_eq!(
+        eval(&blow, &alice()),
+        Err(format!("eval: {}", limits::COST_EXCEEDED))
+    );
+    // Non-ASCII outside a string literal (a comment) is no panic.
+    assert_eq!(
+        eval("request.user == 'alice' // für alice", &alice()),
+        Ok(true)
+    );
+    // A long selection chain nests without brackets: refused by depth, no stack overflow.
+    let chain = format!("request{} == 'x'", ".a".repeat(9_990));
+    assert!(matches!(
+        Expression::compile(&chain, Variables::Request),
+        Err(CompileError::TooDeep { .. })
+    ));
+}
+
+#[test]
+fn checker_matches_cel_go_on_literals_and_maps() {
+    assert!(
+        compile_error("{?'a': 1}.size() == 1")
+            .contains("expected type 'optional_type(int)' but found 'int'")
+    );
+    assert!(
+        compile_error("[1, dyn('a')].size() == 2").contains("expected type 'int' but found 'dyn'")
+    );
+    assert!(compile_error("request.user.matches('a{1001}')").contains("invalid repeat count"));
+    assert!(Expression::compile("request.user.matches('a{2,1000}')", Variables::Request).is_ok());
+    assert_eq!(
+        eval("{1: 'a'}.foo == 'a'", &alice()).map_err(|e| e.starts_with("eval")),
+        Err(true)
+    );
+}

@@ -94,6 +94,11 @@ impl Ty {
         Ty::Optional(Box::new(t))
     }
 
+    /// Whether the type is `dyn`.
+    pub fn is_dyn(&self) -> bool {
+        matches!(self, Ty::Dyn)
+    }
+
     /// Whether a value of type `other` can stand where `self` is expected (or the reverse):
     /// equal types, or either side dynamic, recursively.
     pub fn compatible(&self, other: &Ty) -> bool {

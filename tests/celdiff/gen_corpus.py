@@ -300,6 +300,22 @@ for e in rules:
     for r in ALL:
         add("rules", e, r)
 
+# Found in review: formatting, offsets, literal checks, growth, odd input.
+findings = ["string(1e20) == '1e+20'", "string(123456789.0) == '1.23456789e+08'", "string(0.000001) == '1e-06'",
+            "string(1.5) == '1.5'", "string(100000.0) == '100000'", "'%s'.format([1.0/0.0]) == '+Inf'",
+            "'%s'.format([['a','b']]) == '[\"a\", \"b\"]'", "'%e'.format([1.0]) == '1.000000e+00'",
+            "'%d'.format([1.5]) == '1.5'", "'%f'.format([1]) == '1.000000'", "'%s'.format(['a','b']) == 'a'",
+            "'%s'.format([request.user]) == 'alice'", "'%d'.format([3]) == '3'", "'%.2f'.format([1.005]) != ''",
+            "'abc'.indexOf('c', 5) == -1", "'abc'.lastIndexOf('a', 5) == -1", "'abc'.indexOf('', 3) == 3",
+            "{?'a': 1}.size() == 1", "[1, dyn('a')].size() == 2", "request.user.matches('a{1001}')",
+            "request.user.matches('a{2,1000}') || true", "int(duration('1s')) == 1", "{1: 'a'}.foo == 'a'",
+            "type(optional.none()) == optional_type",
+            "'aaaaaaaaaa'" + ".replace('a', 'aaaaaaaaaa')" * 8 + ".size() > 0",
+            "request.user == 'alice' // für alice",
+            "request" + ".a" * 3000 + " == 'x'"]
+for e in findings:
+    add("review-findings", e, "alice")
+
 def q(s):
     return json.dumps(s, ensure_ascii=False)
 

@@ -221,7 +221,9 @@ fn matches<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
         return Err(ExecutionError::invalid_argument_count(2, v.len()));
     };
     let re = compiled(p, "matches")?;
-    out(Value::Bool(re.is_match(string_arg(s, "matches")?)))
+    let haystack = string_arg(s, "matches")?;
+    Budget::spend(haystack.len() as u64 / 8 + 1)?;
+    out(Value::Bool(re.is_match(haystack)))
 }
 
 fn find<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
@@ -230,8 +232,10 @@ fn find<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
         return Err(ExecutionError::invalid_argument_count(2, v.len()));
     };
     let re = compiled(p, "find")?;
+    let haystack = string_arg(s, "find")?;
+    Budget::spend(haystack.len() as u64 / 8 + 1)?;
     let found = re
-        .find(string_arg(s, "find")?)
+        .find(haystack)
         .map(|m| m.as_str().to_owned())
         .unwrap_or_default();
     out(Value::String(Arc::new(found)))
@@ -241,6 +245,7 @@ fn find_all_limited<'b, 'v>(v: &[Value], limit: i64) -> Out<'b, 'v> {
     let (s, p) = (&v[0], &v[1]);
     let re = compiled(p, "findAll")?;
     let haystack = string_arg(s, "findAll")?;
+    Budget::spend(haystack.len() as u64 / 8 + 1)?;
     let limit = if limit < 0 {
         usize::MAX
     } else {

@@ -277,22 +277,18 @@ fn decode(
     retry_after: Option<u64>,
 ) -> Result<DownstreamStatus, CallError> {
     let media = media_type(headers);
-    // Absent means "assume JSON", as client-go's configured content type.
-    let is_json = media.as_deref().is_none_or(|m| m == "application/json");
     let shown = media.clone().unwrap_or_else(|| "application/json".into());
+    // kube-apiserver's webhook client registers one serializer with no media type, which
+    // matches any (`pkg/util/webhook/webhook.go`, apimachinery `SerializerInfoForMediaType`):
+    // every body is decoded as JSON whatever its Content-Type, Status bodies of errors too.
     if !(200..=206).contains(&code) {
         return Err(status_error(
             code,
             media.as_deref(),
-            is_json,
+            true,
             body,
             retry_after,
         ));
-    }
-    if !is_json {
-        return Err(CallError::Decode(format!(
-            "serializer for {shown} doesn't exist"
-        )));
     }
     if body.is_empty() {
         return Err(CallError::Decode(format!(
@@ -401,11 +397,9 @@ mod tests {
         let ok = br#"{"apiVersion":"authorization.k8s.io/v1","status":{"allowed":true,"reason":"r","evaluationError":"ignored"}}"#;
         let s = decode(ApiVersion::V1, 200, &headers(None), ok, None).unwrap();
         assert_eq!((s.allowed, s.denied, s.reason.as_str()), (true, false, "r"));
-        let e = decode(ApiVersion::V1, 200, &headers(Some("text/html")), ok, None).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "cannot decode the downstream's answer: serializer for text/html doesn't exist"
-        );
+        // Any media type is decoded as JSON, as kube-apiserver's webhook client does.
+        let s = decode(ApiVersion::V1, 200, &headers(Some("text/html")), ok, None).unwrap();
+        assert!(s.allowed);
         let e = decode(
             ApiVersion::V1,
             200,

@@ -105,7 +105,12 @@ async fn vectors_13_15_trust_failures_are_errors_not_retried() {
         let st = ask(&w, &review("jane", "a")).await;
         assert_eq!(st["allowed"], false, "{what}: {st}");
         let e = st["evaluationError"].as_str().unwrap_or("");
-        assert!(e.contains("TLS"), "{what}: {e}");
+        // With TLS 1.3 the server's refusal of a missing client certificate arrives after the
+        // client considers the handshake done, so it can surface as a failed first request
+        // rather than a handshake error; either way it is a transport failure, not retried.
+        let tls_or_refused_after_handshake =
+            e.contains("TLS") || (what == "no client cert" && e.contains("transport failure"));
+        assert!(tls_or_refused_after_handshake, "{what}: {e}");
         assert!(!e.contains("attempts"), "{what}: not retried: {e}");
         assert_eq!(evaluations(&w, "error").await, 1.0, "{what}");
         assert_eq!(fail_open(&w, "error").await, 1.0, "{what}");

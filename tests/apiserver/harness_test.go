@@ -331,6 +331,14 @@ func (e *env) setup() error {
 	if err := os.WriteFile(saFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: sa8}), 0o600); err != nil {
 		return err
 	}
+	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return err
+	}
+	saPub := filepath.Join(e.dir, "sa.pub")
+	if err := os.WriteFile(saPub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}), 0o600); err != nil {
+		return err
+	}
 	var tokens bytes.Buffer
 	for i, u := range testUsers {
 		fmt.Fprintf(&tokens, "tok-%s,%s,uid-%d,\"%s\"\n", u.name, u.name, i, u.groups)
@@ -409,7 +417,7 @@ func (e *env) setup() error {
 			"--tls-cert-file=" + asCrt, "--tls-private-key-file=" + asKey, "--client-ca-file=" + caFile,
 			"--token-auth-file=" + tokFile,
 			"--service-account-issuer=https://kubernetes.default.svc",
-			"--service-account-key-file=" + saFile, "--service-account-signing-key-file=" + saFile,
+			"--service-account-key-file=" + saPub, "--service-account-signing-key-file=" + saFile,
 			"--service-cluster-ip-range=10.0.0.0/24",
 			"--authorization-config=" + authz,
 			"--disable-admission-plugins=ServiceAccount", "--endpoint-reconciler-type=none",

@@ -229,9 +229,11 @@ func TestCanIFollowsWarrant(t *testing.T) {
 			t.Fatalf("SSAR must carry warrant's deny: %+v", ssar.Status)
 		}
 		waitAudit(t, m, "dave's SSAR", isReview("dave", "delete", "configmaps", "team"))
+		// kubectl prints "yes", or "no - <reason>" when the reason is set.
 		out, _ := kubectlAs(t, a, "tok-dave", "auth", "can-i", "delete", "configmaps/x", "-n", "team")
-		if strings.TrimSpace(out) != tc.kubectl {
-			t.Fatalf("kubectl auth can-i: %q, want %q", out, tc.kubectl)
+		first := strings.Fields(out + " ")
+		if len(first) == 0 || first[0] != tc.kubectl || (!tc.allowed && !strings.Contains(out, warrantDenyReason)) {
+			t.Fatalf("kubectl auth can-i: %q, want %q (with warrant's reason on no)", out, tc.kubectl)
 		}
 	}
 }
@@ -337,12 +339,14 @@ func TestWarrantStoppedFailurePolicy(t *testing.T) {
 		}
 	})
 
-	// Shipped entry, failurePolicy NoOpinion: RBAC decides. No binding -> RBAC's 403.
+	// Shipped entry, failurePolicy NoOpinion: RBAC decides. Without a binding RBAC has no
+	// opinion either, and the webhook's error then makes the filter answer 500, not 403
+	// (apiserver filters/authorization.go: a non-Allow decision with an error is an internal
+	// error); that is upstream's behaviour, asserted as such.
 	makeConfigMap(t, sh, "production", "fp", nil)
 	err := client(t, sh, "alice").CoreV1().ConfigMaps("production").Delete(ctx(t), "fp", metav1.DeleteOptions{})
-	wantForbidden(t, err, `User "alice" cannot delete resource "configmaps"`)
-	if strings.Contains(err.Error(), "protected-deletions") {
-		t.Fatalf("warrant is stopped, yet its reason came back: %v", err)
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("warrant down, no RBAC binding: want 500 carrying the webhook error, got %v", err)
 	}
 	// After a RoleBinding: allowed.
 	bindRole(t, sh, "production", "alice", "delete")
@@ -350,9 +354,18 @@ func TestWarrantStoppedFailurePolicy(t *testing.T) {
 		return client(t, sh, "alice").CoreV1().ConfigMaps("production").Delete(ctx(t), "fp", metav1.DeleteOptions{})
 	})
 
-	// Scenario entry warrant-fail-closed, failurePolicy Deny: 403 although RBAC would allow.
+	// Scenario entry warrant-fail-closed, failurePolicy Deny: refused although carol's RBAC
+	// binding allows the get; the chain stops at the Deny (with the webhook error, hence 500).
 	_, err = client(t, sc, "carol").CoreV1().ConfigMaps("team").Get(ctx(t), "fp", metav1.GetOptions{})
-	wantForbidden(t, err, `User "carol" cannot get resource "configmaps"`)
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("warrant down, Deny entry: want the request refused with the webhook error, got %v", err)
+	}
+	// Control: the same binding does let a NoOpinion-routed user through (proves RBAC would allow).
+	bindRole(t, sc, "team", "bob", "get")
+	eventually(t, 10*time.Second, "bob allowed by RBAC with warrant down (NoOpinion entry)", func() error {
+		_, err := client(t, sc, "bob").CoreV1().ConfigMaps("team").Get(ctx(t), "fp", metav1.GetOptions{})
+		return err
+	})
 
 	// Restart: decisions resume.
 	if err := E.startWarrant(); err != nil {

@@ -426,7 +426,7 @@ func (e *env) setup() error {
 	}
 	for _, spec := range []struct {
 		name, src string
-		dst      **apiserver
+		dst       **apiserver
 	}{
 		{"shipped", filepath.Join(repoRoot, "authz-config", "apiserver-authorization-config.yaml"), &e.shipped},
 		{"scenarios", filepath.Join(repoRoot, "tests", "apiserver", "testdata", "scenarios-authorization-config.yaml"), &e.scenarios},

@@ -21,8 +21,8 @@ echo "== kube-apiserver, etcd, kubectl (cached under ${XDG_CACHE_HOME:-$HOME/.ca
 KUBE_BIN_DIR=$("$here/build-tools.sh")
 export KUBE_BIN_DIR
 "$KUBE_BIN_DIR/kube-apiserver" --version
-"$KUBE_BIN_DIR/etcd" --version | head -1
-"$KUBE_BIN_DIR/kubectl" version --client 2>/dev/null | head -1
+"$KUBE_BIN_DIR/etcd" --version | sed -n 1p
+"$KUBE_BIN_DIR/kubectl" version --client 2>/dev/null | sed -n 1p
 
 echo "== warrant"
 profile="${WARRANT_PROFILE:-debug}"

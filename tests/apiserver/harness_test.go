@@ -2,8 +2,7 @@
 // processes on loopback, in a temp dir, and drives them with client-go and kubectl.
 //
 // Inputs (environment): WARRANT_BIN (the warrant binary built from this tree), KUBE_BIN_DIR (the
-// directory holding kube-apiserver, etcd and kubectl, from build-tools.sh). Optional:
-// WARRANT_APISERVER_POLICY=1 runs the scenarios that need warrant's `Policy` type.
+// directory holding kube-apiserver, etcd and kubectl, from build-tools.sh).
 //
 // kube-apiserver "shipped" gets authz-config/apiserver-authorization-config.yaml with only the
 // kubeconfig path substituted; kube-apiserver "scenarios" gets
@@ -213,20 +212,20 @@ var testUsers = []struct{ name, groups string }{
 }
 
 type env struct {
-	dir          string
-	kubeBin      string
-	warrantBin   string
-	pki          *pki
-	etcd         *proc
-	warrant      *proc
-	warrantArgs  []string
-	warrantURL   string
-	warrantCfg   string
-	auditLog     string
-	warrantHTTP  *http.Client
-	shipped      *apiserver
-	scenarios    *apiserver
-	policyGated  bool
+	dir         string
+	kubeBin     string
+	warrantBin  string
+	pki         *pki
+	etcd        *proc
+	warrant     *proc
+	warrantArgs []string
+	warrantURL  string
+	warrantCfg  string
+	auditLog    string
+	warrantHTTP *http.Client
+	shipped     *apiserver
+	scenarios   *apiserver
+
 	warrantBuild string
 }
 
@@ -262,9 +261,8 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) (int, error) {
 	E = &env{
-		kubeBin:     os.Getenv("KUBE_BIN_DIR"),
-		warrantBin:  os.Getenv("WARRANT_BIN"),
-		policyGated: os.Getenv("WARRANT_APISERVER_POLICY") == "1",
+		kubeBin:    os.Getenv("KUBE_BIN_DIR"),
+		warrantBin: os.Getenv("WARRANT_BIN"),
 	}
 	if E.kubeBin == "" || E.warrantBin == "" {
 		return 0, fmt.Errorf("set KUBE_BIN_DIR and WARRANT_BIN (tests/apiserver/run.sh does)")

@@ -1,7 +1,6 @@
 package apiserver
 
-// Scenarios that need warrant's `Policy` type (warrant.dev/v1alpha1, rules in CEL). They run only
-// with WARRANT_APISERVER_POLICY=1: the binary on this branch has AlwaysAllow/AlwaysDeny only.
+// Scenarios that need warrant's `Policy` type (warrant.dev/v1alpha1, rules in CEL).
 
 import (
 	"strings"
@@ -123,7 +122,8 @@ func TestPolicyCanIPerRule(t *testing.T) {
 		want string
 	}{
 		{[]string{"get", "configmaps", "-n", "team"}, "yes"},
-		{[]string{"list", "configmaps", "-n", "team"}, "no"},
+		// kubectl prints the deciding rule's reason after a "no".
+		{[]string{"list", "configmaps", "-n", "team"}, "no - cluster-rules/list-needs-label-selector: listing configmaps needs a label selector [SELECTOR_REQUIRED]"},
 	} {
 		out, _ := kubectlAs(t, a, "tok-pol-alice", append([]string{"auth", "can-i"}, tc.args...)...)
 		if strings.TrimSpace(out) != tc.want {

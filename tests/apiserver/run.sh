@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The real kube-apiserver tier: builds (or reuses) kube-apiserver, etcd and kubectl from the
 # pinned Go modules in tools/, builds warrant with cargo, and runs the Go scenarios against them.
-# Usage: tests/apiserver/run.sh            (WARRANT_PROFILE=release for a release warrant;
-#        WARRANT_APISERVER_POLICY=1 also runs the scenarios that need the Policy type)
+# Usage: tests/apiserver/run.sh            (WARRANT_PROFILE=release for a release warrant)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

@@ -85,11 +85,9 @@ func wantForbidden(t *testing.T, err error, contains ...string) {
 
 const warrantDenyReason = "protected-deletions: Everything is forbidden."
 
+// requirePolicy marks a scenario that uses warrant's Policy type; it always runs now.
 func requirePolicy(t *testing.T) {
 	t.Helper()
-	if !E.policyGated {
-		t.Skip("needs warrant's Policy type: set WARRANT_APISERVER_POLICY=1 once it has landed")
-	}
 }
 
 // ---- shipped AuthorizationConfiguration ------------------------------------------------------

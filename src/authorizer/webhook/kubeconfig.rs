@@ -303,17 +303,29 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
 
     // Credentials.
-    let credentials = if let Some(t) = user.token.as_ref() {
-        digest.update(t.expose_secret().as_bytes());
-        Credentials::Bearer(TokenSource::Static(t.expose_secret().trim().to_owned()))
-    } else if let Some(file) = nonempty(&user.token_file) {
+    // As client-go: a tokenFile wins over a static token, which is only the fallback when the
+    // file cannot be read (`transport/round_trippers.go`, bearer auth with refresh).
+    let static_token = user
+        .token
+        .as_ref()
+        .map(|t| t.expose_secret().trim().to_owned());
+    let credentials = if let Some(file) = nonempty(&user.token_file) {
         let file = PathBuf::from(file);
-        let token =
-            read_token(&file).map_err(|e| err(format!("tokenFile {}: {e}", file.display())))?;
+        let token = match (read_token(&file), &static_token) {
+            (Ok(token), _) => token,
+            (Err(_), Some(fallback)) => fallback.clone(),
+            (Err(e), None) => return Err(err(format!("tokenFile {}: {e}", file.display()))),
+        };
+        if let Some(t) = &static_token {
+            digest.update(t.as_bytes());
+        }
         Credentials::Bearer(TokenSource::File {
             path: file,
             cached: Mutex::new((token, Instant::now())),
         })
+    } else if let Some(t) = static_token {
+        digest.update(t.as_bytes());
+        Credentials::Bearer(TokenSource::Static(t))
     } else if let Some(name) = nonempty(&user.username) {
         let password = user
             .password

@@ -176,9 +176,14 @@ async fn bearer_token_and_token_file_are_sent() {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "from-file\n").unwrap();
     let extra = format!("    tokenFile: {}\n", token_file.display());
+    // Both set: client-go sends the file's token; the inline one is only a fallback.
+    let both = format!("    token: inline-token\n{extra}");
+    let missing = "    token: inline-token\n    tokenFile: /nonexistent/token\n".to_owned();
     let rows = [
         ("    token: inline-token\n".to_owned(), "inline-token"),
         (extra, "from-file"),
+        (both, "from-file"),
+        (missing, "inline-token"),
     ];
     for (i, (user, token)) in rows.iter().enumerate() {
         let kc = write_kubeconfig(

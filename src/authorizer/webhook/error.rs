@@ -142,6 +142,15 @@ pub enum WebhookError {
         /// The last attempt's error.
         last: CallError,
     },
+    /// Retried attempts failed and the review deadline left no time for the next one. Like
+    /// upstream, whose context is done by then, this is not a fail-open.
+    #[error("{last} (after {attempts} attempts; the review deadline left no time for another)")]
+    CutShort {
+        /// How many attempts were made.
+        attempts: u32,
+        /// The last attempt's error.
+        last: CallError,
+    },
     /// The review deadline left no time for a first attempt.
     #[error("webhook call failed: the review deadline passed before the first attempt")]
     NoTime,
@@ -161,6 +170,7 @@ impl WebhookError {
         matches!(
             self,
             WebhookError::NoTime
+                | WebhookError::CutShort { .. }
                 | WebhookError::Call {
                     last: CallError::Canceled,
                     ..
@@ -172,7 +182,7 @@ impl WebhookError {
     pub fn metrics_result(&self) -> &'static str {
         match self {
             WebhookError::Call { last, .. } => last.metrics_result(),
-            WebhookError::NoTime => "canceled",
+            WebhookError::NoTime | WebhookError::CutShort { .. } => "canceled",
         }
     }
 }

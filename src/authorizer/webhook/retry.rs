@@ -68,8 +68,10 @@ where
 {
     let mut delay = backoff.base;
     let mut last: Option<(u32, CallError)> = None;
+    let mut cut = false;
     for n in 1..=BACKOFF_STEPS {
         if Instant::now() >= deadline {
+            cut = true;
             break;
         }
         match attempt(n).await {
@@ -88,11 +90,13 @@ where
         let sleep = jittered(delay);
         delay = delay.mul_f64(BACKOFF_FACTOR);
         if Instant::now() + sleep >= deadline {
+            cut = true;
             break;
         }
         tokio::time::sleep(sleep).await;
     }
     Err(match last {
+        Some((attempts, last)) if cut => WebhookError::CutShort { attempts, last },
         Some((attempts, last)) => WebhookError::Call { attempts, last },
         None => WebhookError::NoTime,
     })
@@ -154,7 +158,11 @@ mod tests {
         let (r, calls) = run(500, 500, Duration::from_secs(2)).await;
         assert_eq!(calls, 3);
         assert!(started.elapsed() < Duration::from_secs(2));
-        assert!(matches!(r, Err(WebhookError::Call { attempts: 3, .. })));
+        assert!(matches!(r, Err(WebhookError::CutShort { attempts: 3, .. })));
+        assert!(
+            r.as_ref().is_err_and(|e| e.is_canceled()),
+            "cut short by the deadline: no fail-open"
+        );
         let (r, calls) = run(500, 500, Duration::ZERO).await;
         assert_eq!((r, calls), (Err(WebhookError::NoTime), 0));
     }

@@ -354,6 +354,11 @@ async fn the_review_deadline_bounds_upstream_backoff() {
     assert!(took >= Duration::from_millis(500), "{took:?}");
     assert_eq!(fault.calls(), 2);
     let e = st["evaluationError"].as_str().unwrap();
-    assert!(e.contains("(HTTP 500) (after 2 attempts)"), "{e}");
+    assert!(
+        e.contains("(HTTP 500) (after 2 attempts; the review deadline left no time for another)"),
+        "{e}"
+    );
+    // Cut short by the deadline, as upstream's context would be: not counted as a fail-open.
+    assert_eq!(fail_open(&w, "error").await, 0.0);
     w.stop().await;
 }

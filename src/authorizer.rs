@@ -92,6 +92,9 @@ pub enum AuthorizerError {
     /// itself, several as `[e1, e2]`).
     #[error("{}", aggregate(.0))]
     MatchConditions(Vec<String>),
+    /// The deletion guard could not decide (its ticket source is unreadable).
+    #[error("{0}")]
+    Guard(String),
     /// A policy rule failed to evaluate.
     #[error("rule {rule}: {detail}")]
     Rule {

@@ -70,6 +70,8 @@ pub struct Verdict {
     pub decision: Decision,
     /// Why, if the authorizer says.
     pub reason: Option<Reason>,
+    /// The deletion guard's assessment (risk, level, code), for the audit record and metrics.
+    pub detail: Option<std::sync::Arc<crate::guard::Assessment>>,
 }
 
 impl Verdict {
@@ -78,7 +80,14 @@ impl Verdict {
         Self {
             decision,
             reason: Some(reason),
+            detail: None,
         }
+    }
+
+    /// The same verdict carrying a guard assessment.
+    pub fn with_detail(mut self, detail: std::sync::Arc<crate::guard::Assessment>) -> Self {
+        self.detail = Some(detail);
+        self
     }
 
     /// A verdict without any reason (a silent NoOpinion, typically).
@@ -86,6 +95,7 @@ impl Verdict {
         Self {
             decision,
             reason: None,
+            detail: None,
         }
     }
 }

@@ -3,5 +3,6 @@
 
 pub mod audit;
 pub mod cel_metrics;
+pub mod guard_metrics;
 pub mod logging;
 pub mod metrics;

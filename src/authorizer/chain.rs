@@ -67,6 +67,7 @@ pub struct Entry {
 pub struct Chain {
     entries: Box<[Entry]>,
     webhooks: WebhookStates,
+    guards: crate::guard::GuardStates,
 }
 
 /// What happened at one authorizer.
@@ -177,6 +178,7 @@ impl Chain {
         Ok(Self {
             entries: entries.into_boxed_slice(),
             webhooks: WebhookStates::default(),
+            guards: Default::default(),
         })
     }
 
@@ -190,6 +192,7 @@ impl Chain {
     /// `ctx.previous` where it still applies.
     pub fn build_in(config: &Config, ctx: &BuildContext<'_>) -> Result<Self, BuildError> {
         let mut webhooks = WebhookStates::default();
+        let mut guards = crate::guard::GuardStates::default();
         let mut entries = Vec::with_capacity(config.authorizers.len());
         for a in &config.authorizers {
             let authorizer: Box<dyn Authorizer> = match &a.spec {
@@ -212,6 +215,13 @@ impl Chain {
                     webhooks.insert(core.clone());
                     Box::new(webhook::Webhook::new(core))
                 }
+                AuthorizerSpec::DeletionGuard(g) => {
+                    let previous = ctx.previous.and_then(|c| c.guards.get(&a.name));
+                    let shared =
+                        crate::guard::GuardShared::reuse_or_new(previous, g, a.failure_policy);
+                    guards.insert(a.name.clone(), shared.clone());
+                    Box::new(crate::guard::DeletionGuard::new(shared))
+                }
             };
             entries.push(Entry {
                 name: a.name.clone(),
@@ -223,6 +233,7 @@ impl Chain {
         }
         let mut chain = Self::new(entries)?;
         chain.webhooks = webhooks;
+        chain.guards = guards;
         Ok(chain)
     }
 

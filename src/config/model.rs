@@ -83,6 +83,8 @@ pub enum AuthorizerSpec {
     Policy(PolicySpec),
     /// A downstream SubjectAccessReview webhook (upstream's `webhook:` block).
     Webhook(WebhookConfig),
+    /// The deletion guard (warrant.dev only).
+    DeletionGuard(Box<crate::guard::GuardSpec>),
 }
 
 /// The validated `webhook:` block of a `Webhook` authorizer, defaults applied. Its failure
@@ -118,6 +120,7 @@ impl AuthorizerSpec {
             AuthorizerSpec::AlwaysDeny => AuthorizerType::AlwaysDeny,
             AuthorizerSpec::Policy(_) => AuthorizerType::Policy,
             AuthorizerSpec::Webhook(_) => AuthorizerType::Webhook,
+            AuthorizerSpec::DeletionGuard(_) => AuthorizerType::DeletionGuard,
         }
     }
 }
@@ -133,6 +136,8 @@ pub enum AuthorizerType {
     Policy,
     /// `Webhook`.
     Webhook,
+    /// `DeletionGuard`.
+    DeletionGuard,
 }
 
 impl AuthorizerType {
@@ -143,6 +148,7 @@ impl AuthorizerType {
             AuthorizerType::AlwaysDeny => "AlwaysDeny",
             AuthorizerType::Policy => "Policy",
             AuthorizerType::Webhook => "Webhook",
+            AuthorizerType::DeletionGuard => "DeletionGuard",
         }
     }
 }

@@ -46,6 +46,9 @@ pub struct Authorizer {
     /// warrant.dev only: the rules of a `Policy` authorizer.
     #[serde(default)]
     pub policy: Option<At<Policy>>,
+    /// warrant.dev only: the settings of a `DeletionGuard` authorizer.
+    #[serde(default)]
+    pub guard: Option<At<crate::guard::file::GuardFile>>,
 }
 
 /// The `policy` block of a `Policy` authorizer.

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod guard;
 mod policy;
 
 /// The most match conditions one authorizer may carry (upstream `maxMatchConditions`).
@@ -176,7 +177,13 @@ fn check_authorizer(
     };
     let supported: Vec<&'static str> = match flavour {
         Flavour::Upstream => vec!["AlwaysAllow", "AlwaysDeny", "Webhook"],
-        Flavour::Warrant => vec!["AlwaysAllow", "AlwaysDeny", "Webhook", "Policy"],
+        Flavour::Warrant => vec![
+            "AlwaysAllow",
+            "AlwaysDeny",
+            "Webhook",
+            "Policy",
+            "DeletionGuard",
+        ],
     };
     let mut spec = None;
     if let Some((t, tl)) = &type_ {
@@ -213,12 +220,28 @@ fn check_authorizer(
                 "AlwaysDeny" => Some(AuthorizerSpec::AlwaysDeny),
                 "Policy" => policy::check(c, &base, entry_line, a.policy.as_ref())
                     .map(AuthorizerSpec::Policy),
+                "DeletionGuard" => guard::check(c, &base, entry_line, a.guard.as_ref())
+                    .map(|g| AuthorizerSpec::DeletionGuard(Box::new(g))),
                 _ => None,
             };
         }
     }
     let is_webhook = type_.as_ref().is_some_and(|(t, _)| t == "Webhook");
     let is_policy = type_.as_ref().is_some_and(|(t, _)| t == "Policy");
+    let is_guard = type_.as_ref().is_some_and(|(t, _)| t == "DeletionGuard");
+    if let Some(g) = &a.guard
+        && !is_guard
+        && type_.is_some()
+    {
+        c.push(
+            line(g),
+            format!("{base}.guard"),
+            ErrorKind::Invalid {
+                value: "non-null".into(),
+                detail: "may only be specified when type=DeletionGuard".into(),
+            },
+        );
+    }
     if let Some(p) = &a.policy
         && !is_policy
         && type_.is_some()

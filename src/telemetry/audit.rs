@@ -48,6 +48,10 @@ pub struct StepRecord<'a> {
     pub failure_policy: Option<&'static str>,
     /// How long it took, in seconds.
     pub latency_seconds: f64,
+    /// The deletion guard's assessment: code (`OBSERVED_<CODE>` in Observe mode), mode, risk
+    /// score, risk level, protection level and reasons.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guard: Option<&'a crate::guard::Assessment>,
 }
 
 impl<'a> StepRecord<'a> {
@@ -83,6 +87,10 @@ impl<'a> StepRecord<'a> {
             error,
             failure_policy,
             latency_seconds: step.elapsed.as_secs_f64(),
+            guard: match &step.outcome {
+                StepOutcome::Verdict(v) => v.detail.as_deref(),
+                _ => None,
+            },
         }
     }
 }

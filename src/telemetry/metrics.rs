@@ -180,6 +180,7 @@ pub struct Metrics {
     config_hash: Mutex<Option<String>>,
     audit_dropped: Counter,
     cel: super::cel_metrics::CelMetrics,
+    guard: super::guard_metrics::GuardMetrics,
     webhook: WebhookMetrics,
 }
 
@@ -250,9 +251,11 @@ impl Metrics {
             audit_dropped.clone(),
         );
         let cel = super::cel_metrics::CelMetrics::register(&mut registry);
+        let guard = super::guard_metrics::GuardMetrics::register(&mut registry);
         let webhook = WebhookMetrics::register(&mut registry);
         Self {
             cel,
+            guard,
             registry,
             webhook,
             decisions,
@@ -272,6 +275,7 @@ impl Metrics {
     pub fn record_answer(&self, answer: &Answer, elapsed: Duration) {
         for step in &answer.trace {
             self.cel.record(step);
+            self.guard.record(step);
             let decision = match step.decision() {
                 Decision::Allow => Some("allowed"),
                 Decision::Deny => Some("denied"),

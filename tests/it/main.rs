@@ -4,6 +4,7 @@
 mod binary;
 mod cel;
 mod cel_diff;
+mod guard;
 mod http;
 mod reload;
 mod suite;

@@ -1,0 +1,447 @@
+//! The `guard` block of a `DeletionGuard` authorizer: levels, kinds, IANA time zones, `HH:MM`
+//! times, RFC 3339 freezes, Go durations, thresholds in order. The tickets file is resolved
+//! against the configuration file's directory. Control-plane exclusions are always added.
+
+use super::{Checker, invalid, line};
+use crate::config::duration::GoDuration;
+use crate::config::error::ErrorKind;
+use crate::config::schema::At;
+use crate::guard::file::{self, GuardFile};
+use crate::guard::pattern::Pattern;
+use crate::guard::spec::*;
+use crate::guard::window::{Freeze, Weekly, parse_day};
+use chrono::{DateTime, NaiveTime, Utc, Weekday};
+use chrono_tz::Tz;
+use std::path::Path;
+
+/// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
+pub(super) fn check(
+    c: &mut Checker,
+    base: &str,
+    entry_line: u32,
+    guard: Option<&At<GuardFile>>,
+) -> Option<GuardSpec> {
+    let before = c.errors.len();
+    let Some(g) = guard else {
+        c.push(
+            entry_line,
+            format!("{base}.guard"),
+            ErrorKind::Required(Some("required when type=DeletionGuard".into())),
+        );
+        return None;
+    };
+    let gl = line(g);
+    let p = format!("{base}.guard");
+    let f = &g.value;
+    let mode = match f.mode.as_ref().map(|m| (m.value.as_str(), line(m))) {
+        None | Some(("Enforce", _)) => Mode::Enforce,
+        Some(("Observe", _)) => Mode::Observe,
+        Some((other, l)) => {
+            c.push(
+                l,
+                format!("{p}.mode"),
+                ErrorKind::NotSupported {
+                    value: other.into(),
+                    supported: vec!["Enforce", "Observe"],
+                    detail: None,
+                },
+            );
+            Mode::Enforce
+        }
+    };
+    let time_zone = match &f.time_zone {
+        None => Tz::UTC,
+        Some(z) => tz(c, line(z), &format!("{p}.timeZone"), &z.value).unwrap_or(Tz::UTC),
+    };
+    let business_hours = match &f.business_hours {
+        None => Weekly {
+            days: vec![
+                Weekday::Mon,
+                Weekday::Tue,
+                Weekday::Wed,
+                Weekday::Thu,
+                Weekday::Fri,
+            ],
+            start: NaiveTime::from_hms_opt(9, 0, 0).unwrap_or_default(),
+            end: NaiveTime::from_hms_opt(18, 0, 0).unwrap_or_default(),
+            time_zone,
+        },
+        Some(w) => window(
+            c,
+            line(w),
+            &format!("{p}.businessHours"),
+            &w.value,
+            time_zone,
+        )?,
+    };
+    let kind = |k: &str, g: &str| Kind {
+        group: g.to_owned(),
+        resource: k.to_owned(),
+    };
+    let mut update_resources = Vec::new();
+    for (i, k) in f.update_resources.iter().enumerate() {
+        if k.value.resource.is_empty() {
+            c.push(
+                line(k),
+                format!("{p}.updateResources[{i}].resource"),
+                ErrorKind::Required(None),
+            );
+        }
+        update_resources.push(kind(&k.value.resource, &k.value.group));
+    }
+    let mut namespaces = Vec::new();
+    for (i, n) in f.protected_namespaces.iter().enumerate() {
+        let np = format!("{p}.protectedNamespaces[{i}]");
+        if n.value.names.is_empty() {
+            c.push(line(n), format!("{np}.names"), ErrorKind::Required(None));
+        }
+        if let Some(level) = level(c, line(n), &format!("{np}.level"), &n.value.level) {
+            namespaces.push(ProtectedNamespace {
+                names: pats(&n.value.names),
+                level,
+            });
+        }
+    }
+    let mut resources = Vec::new();
+    for (i, r) in f.protected_resources.iter().enumerate() {
+        let rp = format!("{p}.protectedResources[{i}]");
+        if r.value.resource.is_empty() {
+            c.push(line(r), format!("{rp}.resource"), ErrorKind::Required(None));
+        }
+        if let Some(level) = level(c, line(r), &format!("{rp}.level"), &r.value.level) {
+            resources.push(ProtectedResource {
+                kind: kind(&r.value.resource, &r.value.group),
+                names: pats(&r.value.names),
+                level,
+            });
+        }
+    }
+    let mut excluded: Vec<&str> = DEFAULT_EXCLUDED_NAMESPACES.to_vec();
+    excluded.extend(f.excluded_namespaces.iter().map(String::as_str));
+    let excluded_namespaces = excluded.into_iter().map(Pattern::new).collect();
+    let mut excluded_principals = principals(
+        c,
+        gl,
+        &format!("{p}.excludedPrincipals"),
+        &f.excluded_principals.users,
+        &f.excluded_principals.groups,
+        &f.excluded_principals.service_accounts,
+    );
+    excluded_principals
+        .users
+        .extend(DEFAULT_EXCLUDED_USERS.iter().map(|u| Pattern::new(u)));
+    if let Some(sa) = &f.warrant_service_account {
+        match service_account(&sa.value) {
+            Some(u) => excluded_principals.users.push(Pattern::new(&u)),
+            None => c.push(
+                line(sa),
+                format!("{p}.warrantServiceAccount"),
+                invalid(&sa.value, "must be namespace/name"),
+            ),
+        }
+    }
+    let mut trusted = Vec::new();
+    for (i, t) in f.trusted.iter().enumerate() {
+        let tp = format!("{p}.trusted[{i}]");
+        let who = principals(
+            c,
+            line(t),
+            &tp,
+            &t.value.users,
+            &t.value.groups,
+            &t.value.service_accounts,
+        );
+        if who.users.is_empty() && who.groups.is_empty() {
+            c.push(
+                line(t),
+                tp.clone(),
+                ErrorKind::Required(Some(
+                    "name at least one user, group or service account".into(),
+                )),
+            );
+        }
+        let max_level = match &t.value.max_level {
+            None => Some(Level::Standard),
+            Some(l) => level(c, line(t), &format!("{tp}.maxLevel"), l),
+        };
+        if let Some(max_level) = max_level {
+            trusted.push(Trusted {
+                principals: who,
+                max_level,
+            });
+        }
+    }
+    let mut windows = Vec::new();
+    for (i, w) in f.windows.iter().enumerate() {
+        if let Some(w) = window(
+            c,
+            line(w),
+            &format!("{p}.windows[{i}]"),
+            &w.value,
+            time_zone,
+        ) {
+            windows.push(w);
+        }
+    }
+    let mut freezes = Vec::new();
+    for (i, fr) in f.freezes.iter().enumerate() {
+        let fp = format!("{p}.freezes[{i}]");
+        let start = time(c, line(fr), &format!("{fp}.start"), &fr.value.start);
+        let end = time(c, line(fr), &format!("{fp}.end"), &fr.value.end);
+        if let (Some(start), Some(end)) = (start, end) {
+            if end <= start {
+                c.push(
+                    line(fr),
+                    format!("{fp}.end"),
+                    invalid(&fr.value.end, "must be after start"),
+                );
+            }
+            freezes.push(Freeze {
+                start,
+                end,
+                reason: fr.value.reason.clone(),
+            });
+        }
+    }
+    let tickets = match &f.tickets {
+        None => TicketSettings {
+            file: None,
+            extra_key: "warrant.dev/ticket".into(),
+            required_for: Vec::new(),
+            approvals: [0, 1, 2],
+        },
+        Some(t) => {
+            let tl = line(t);
+            let tp = format!("{p}.tickets");
+            let mut required_for = Vec::new();
+            for (i, l) in t.value.required_for.iter().enumerate() {
+                if let Some(l) = level(c, tl, &format!("{tp}.requiredFor[{i}]"), l) {
+                    required_for.push(l);
+                }
+            }
+            let a = t.value.approvals.as_ref();
+            let file = t.value.file.as_ref().map(|name| {
+                let dir = Path::new(&*c.file).parent().unwrap_or(Path::new(""));
+                dir.join(name)
+            });
+            if t.value.file.as_deref() == Some("") {
+                c.push(tl, format!("{tp}.file"), ErrorKind::Required(None));
+            }
+            TicketSettings {
+                file,
+                extra_key: t
+                    .value
+                    .extra_key
+                    .clone()
+                    .unwrap_or_else(|| "warrant.dev/ticket".into()),
+                required_for,
+                approvals: [
+                    a.and_then(|a| a.standard).unwrap_or(0),
+                    a.and_then(|a| a.high).unwrap_or(1),
+                    a.and_then(|a| a.critical).unwrap_or(2),
+                ],
+            }
+        }
+    };
+    let mut rate_limits = Vec::new();
+    for (i, r) in f.rate_limits.iter().enumerate() {
+        let rp = format!("{p}.rateLimits[{i}]");
+        let rv: &file::RateLimitFile = &r.value;
+        if rv.count == 0 {
+            c.push(
+                line(r),
+                format!("{rp}.count"),
+                invalid("0", "must be at least 1"),
+            );
+        }
+        let period = match GoDuration::parse(&rv.per) {
+            Ok(d) if d.is_positive() => d.to_std(),
+            Ok(_) => None,
+            Err(e) => {
+                c.push(line(r), format!("{rp}.per"), invalid(&rv.per, e));
+                continue;
+            }
+        };
+        match period {
+            Some(period) => rate_limits.push(RateLimit {
+                kind: kind(&rv.resource, &rv.group),
+                count: rv.count,
+                period,
+            }),
+            None => c.push(
+                line(r),
+                format!("{rp}.per"),
+                invalid(&rv.per, "must be positive"),
+            ),
+        }
+    }
+    let mut thresholds = Thresholds::default();
+    if let Some(t) = &f.risk_thresholds {
+        thresholds.medium = t.value.medium.unwrap_or(thresholds.medium);
+        thresholds.high = t.value.high.unwrap_or(thresholds.high);
+        thresholds.critical = t.value.critical.unwrap_or(thresholds.critical);
+        if !(thresholds.medium < thresholds.high && thresholds.high < thresholds.critical) {
+            c.push(
+                line(t),
+                format!("{p}.riskThresholds"),
+                invalid(
+                    &format!(
+                        "{}/{}/{}",
+                        thresholds.medium, thresholds.high, thresholds.critical
+                    ),
+                    "must increase: medium < high < critical",
+                ),
+            );
+        }
+    }
+    if namespaces.is_empty() && resources.is_empty() && f.rate_limits.is_empty() {
+        c.push(
+            gl,
+            p.clone(),
+            ErrorKind::Required(Some(
+                "a guard needs protectedNamespaces, protectedResources or rateLimits".into(),
+            )),
+        );
+    }
+    (c.errors.len() == before).then_some(GuardSpec {
+        mode,
+        time_zone,
+        business_hours,
+        update_resources,
+        namespaces,
+        resources,
+        excluded_namespaces,
+        excluded_principals,
+        break_glass_groups: f.break_glass_groups.clone(),
+        trusted,
+        windows,
+        freezes,
+        tickets,
+        rate_limits,
+        thresholds,
+    })
+}
+
+fn pats(v: &[String]) -> Vec<Pattern> {
+    v.iter().map(|s| Pattern::new(s)).collect()
+}
+
+fn service_account(s: &str) -> Option<String> {
+    let (ns, name) = s.split_once('/')?;
+    (!ns.is_empty() && !name.is_empty() && !name.contains('/'))
+        .then(|| format!("system:serviceaccount:{ns}:{name}"))
+}
+
+fn principals(
+    c: &mut Checker,
+    l: u32,
+    p: &str,
+    users: &[String],
+    groups: &[String],
+    service_accounts: &[String],
+) -> Principals {
+    let mut out = Principals {
+        users: pats(users),
+        groups: groups.to_vec(),
+    };
+    for (i, sa) in service_accounts.iter().enumerate() {
+        match service_account(sa) {
+            Some(u) => out.users.push(Pattern::new(&u)),
+            None => c.push(
+                l,
+                format!("{p}.serviceAccounts[{i}]"),
+                invalid(sa, "must be namespace/name"),
+            ),
+        }
+    }
+    out
+}
+
+fn level(c: &mut Checker, l: u32, p: &str, v: &str) -> Option<Level> {
+    let r = Level::parse(v);
+    if r.is_none() {
+        c.push(
+            l,
+            p,
+            ErrorKind::NotSupported {
+                value: v.into(),
+                supported: vec!["critical", "high", "standard"],
+                detail: None,
+            },
+        );
+    }
+    r
+}
+
+fn tz(c: &mut Checker, l: u32, p: &str, v: &str) -> Option<Tz> {
+    match v.parse::<Tz>() {
+        Ok(z) => Some(z),
+        Err(_) => {
+            c.push(l, p, invalid(v, "not an IANA time zone"));
+            None
+        }
+    }
+}
+
+fn time(c: &mut Checker, l: u32, p: &str, v: &str) -> Option<DateTime<Utc>> {
+    match DateTime::parse_from_rfc3339(v) {
+        Ok(t) => Some(t.with_timezone(&Utc)),
+        Err(e) => {
+            c.push(l, p, invalid(v, format!("not an RFC 3339 time: {e}")));
+            None
+        }
+    }
+}
+
+fn window(
+    c: &mut Checker,
+    l: u32,
+    p: &str,
+    w: &file::WindowFile,
+    default_tz: Tz,
+) -> Option<Weekly> {
+    let before = c.errors.len();
+    let mut days = Vec::new();
+    if w.days.is_empty() {
+        c.push(l, format!("{p}.days"), ErrorKind::Required(None));
+    }
+    for (i, d) in w.days.iter().enumerate() {
+        match parse_day(d) {
+            Some(d) => days.push(d),
+            None => c.push(
+                l,
+                format!("{p}.days[{i}]"),
+                invalid(d, "not a day (Mon .. Sun)"),
+            ),
+        }
+    }
+    let hm = |c: &mut Checker, field: &str, v: &str| match NaiveTime::parse_from_str(v, "%H:%M") {
+        Ok(t) => Some(t),
+        Err(_) => {
+            c.push(l, format!("{p}.{field}"), invalid(v, "must be HH:MM"));
+            None
+        }
+    };
+    let start = hm(c, "start", &w.start);
+    let end = hm(c, "end", &w.end);
+    if start.is_some() && start == end {
+        c.push(
+            l,
+            format!("{p}.end"),
+            invalid(&w.end, "must differ from start"),
+        );
+    }
+    let time_zone = match &w.time_zone {
+        None => Some(default_tz),
+        Some(z) => tz(c, l, &format!("{p}.timeZone"), z),
+    };
+    if c.errors.len() != before {
+        return None;
+    }
+    Some(Weekly {
+        days,
+        start: start?,
+        end: end?,
+        time_zone: time_zone?,
+    })
+}

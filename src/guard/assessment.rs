@@ -1,0 +1,126 @@
+//! What the guard concluded about one review: its code, the risk score and level with the
+//! reasons, as the audit record and the answer's reason show them.
+
+use super::spec::{Level, Mode};
+use serde::Serialize;
+
+/// The guard's decision codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum GuardCode {
+    /// Stands aside.
+    Allow,
+    /// Stands aside; a CRITICAL change (the cool-down belongs to admission).
+    AllowWithCooldown,
+    /// A break-glass group member: stands aside.
+    BreakGlass,
+    /// Outside every change window, or in a freeze.
+    WindowBlocked,
+    /// A ticket is required and none was presented.
+    MissingTicket,
+    /// The presented ticket does not exist.
+    TicketNotFound,
+    /// The ticket is not approved.
+    TicketNotApproved,
+    /// The ticket has fewer approvers than the level requires.
+    InsufficientApprovals,
+    /// The ticket has expired.
+    TicketExpired,
+    /// The ticket does not cover this request.
+    TicketScope,
+    /// Over a rate limit.
+    RateLimited,
+    /// The tickets file could not be read.
+    TicketSourceUnavailable,
+}
+
+impl GuardCode {
+    /// The code as written in reasons, audit records and metric labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardCode::Allow => "ALLOW",
+            GuardCode::AllowWithCooldown => "ALLOW_WITH_COOLDOWN",
+            GuardCode::BreakGlass => "BREAK_GLASS",
+            GuardCode::WindowBlocked => "WINDOW_BLOCKED",
+            GuardCode::MissingTicket => "MISSING_TICKET",
+            GuardCode::TicketNotFound => "TICKET_NOT_FOUND",
+            GuardCode::TicketNotApproved => "TICKET_NOT_APPROVED",
+            GuardCode::InsufficientApprovals => "INSUFFICIENT_APPROVALS",
+            GuardCode::TicketExpired => "TICKET_EXPIRED",
+            GuardCode::TicketScope => "TICKET_SCOPE",
+            GuardCode::RateLimited => "RATE_LIMITED",
+            GuardCode::TicketSourceUnavailable => "TICKET_SOURCE_UNAVAILABLE",
+        }
+    }
+
+    /// Whether the code is a denial (in Enforce mode).
+    pub fn denies(self) -> bool {
+        !matches!(
+            self,
+            GuardCode::Allow | GuardCode::AllowWithCooldown | GuardCode::BreakGlass
+        )
+    }
+}
+
+/// A risk level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum RiskLevel {
+    /// Below the medium threshold.
+    Low,
+    /// Medium.
+    Medium,
+    /// High: a ticket is required.
+    High,
+    /// Critical: a ticket is required; stands aside with a cool-down note.
+    Critical,
+}
+
+impl RiskLevel {
+    /// Upper-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RiskLevel::Low => "LOW",
+            RiskLevel::Medium => "MEDIUM",
+            RiskLevel::High => "HIGH",
+            RiskLevel::Critical => "CRITICAL",
+        }
+    }
+}
+
+/// The guard's conclusion for one review in its scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Assessment {
+    /// The mode it ran in.
+    pub mode: Mode,
+    /// The decision code (before the Observe prefix).
+    #[serde(skip)]
+    pub code: GuardCode,
+    /// The code as audited: `OBSERVED_<CODE>` for a would-be denial in Observe mode.
+    #[serde(rename = "code")]
+    pub audit_code: String,
+    /// The risk score.
+    pub risk_score: u32,
+    /// Its level.
+    pub risk_level: RiskLevel,
+    /// The target's protection level, if protected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protection: Option<Level>,
+    /// What made up the score.
+    pub risk_reasons: Vec<String>,
+    /// The ticket used, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<String>,
+}
+
+impl Assessment {
+    /// The recorded code for a mode.
+    pub fn audit_code_for(mode: Mode, code: GuardCode) -> String {
+        if mode == Mode::Observe && code.denies() {
+            format!("OBSERVED_{}", code.as_str())
+        } else {
+            code.as_str().to_owned()
+        }
+    }
+}

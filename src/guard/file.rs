@@ -1,0 +1,221 @@
+//! The `guard:` block as written (strict: unknown fields are decoding errors with their line).
+//! Validation into [`super::spec::GuardSpec`] is `config::validate::guard`.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// The `guard:` block.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GuardFile {
+    /// `Enforce` (default) or `Observe`.
+    #[serde(default)]
+    pub mode: Option<Spanned<String>>,
+    /// IANA zone of business hours (default `UTC`).
+    #[serde(default)]
+    pub time_zone: Option<Spanned<String>>,
+    /// Business hours (default Mon-Fri 09:00-18:00).
+    #[serde(default)]
+    pub business_hours: Option<Spanned<WindowFile>>,
+    /// Kinds whose `update` and `patch` are guarded too.
+    #[serde(default)]
+    pub update_resources: Vec<Spanned<KindFile>>,
+    /// Protected namespaces.
+    #[serde(default)]
+    pub protected_namespaces: Vec<Spanned<ProtectedNamespaceFile>>,
+    /// Protected resources.
+    #[serde(default)]
+    pub protected_resources: Vec<Spanned<ProtectedResourceFile>>,
+    /// Namespaces never guarded, besides the control plane's.
+    #[serde(default)]
+    pub excluded_namespaces: Vec<String>,
+    /// Principals never guarded, besides the control plane's.
+    #[serde(default)]
+    pub excluded_principals: PrincipalsFile,
+    /// The name of warrant's own service account (`namespace/name`, default
+    /// `warrant-system/warrant`), always excluded.
+    #[serde(default)]
+    pub warrant_service_account: Option<Spanned<String>>,
+    /// Groups whose members break glass.
+    #[serde(default)]
+    pub break_glass_groups: Vec<String>,
+    /// Trusted identities.
+    #[serde(default)]
+    pub trusted: Vec<Spanned<TrustedFile>>,
+    /// Allowed change windows.
+    #[serde(default)]
+    pub windows: Vec<Spanned<WindowFile>>,
+    /// Dated freezes.
+    #[serde(default)]
+    pub freezes: Vec<Spanned<FreezeFile>>,
+    /// Tickets.
+    #[serde(default)]
+    pub tickets: Option<Spanned<TicketsFile>>,
+    /// Rate limits.
+    #[serde(default)]
+    pub rate_limits: Vec<Spanned<RateLimitFile>>,
+    /// Risk level thresholds.
+    #[serde(default)]
+    pub risk_thresholds: Option<Spanned<ThresholdsFile>>,
+}
+
+/// A group/resource.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KindFile {
+    /// API group (default core `""`; `*` any).
+    #[serde(default)]
+    pub group: String,
+    /// Plural resource (`*` any).
+    pub resource: String,
+}
+
+/// A protected namespace rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProtectedNamespaceFile {
+    /// Names or patterns.
+    pub names: Vec<String>,
+    /// `critical`, `high` or `standard`.
+    pub level: String,
+}
+
+/// A protected resource rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProtectedResourceFile {
+    /// API group.
+    #[serde(default)]
+    pub group: String,
+    /// Plural resource.
+    pub resource: String,
+    /// Names or patterns (default every name).
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// `critical`, `high` or `standard`.
+    pub level: String,
+}
+
+/// Users, groups and service accounts.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PrincipalsFile {
+    /// User names or patterns.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Groups.
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Service accounts as `namespace/name`.
+    #[serde(default)]
+    pub service_accounts: Vec<String>,
+}
+
+/// A trusted identity.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TrustedFile {
+    /// Users.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Groups.
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Service accounts as `namespace/name`.
+    #[serde(default)]
+    pub service_accounts: Vec<String>,
+    /// The highest level it may delete in any window without a ticket (default `standard`).
+    #[serde(default)]
+    pub max_level: Option<String>,
+}
+
+/// A weekly window.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WindowFile {
+    /// Days it starts on (`Mon` .. `Sun`).
+    pub days: Vec<String>,
+    /// `HH:MM`.
+    pub start: String,
+    /// `HH:MM`; before `start` crosses midnight.
+    pub end: String,
+    /// IANA zone (default the guard's `timeZone`).
+    #[serde(default)]
+    pub time_zone: Option<String>,
+}
+
+/// A dated freeze.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FreezeFile {
+    /// RFC 3339 start.
+    pub start: String,
+    /// RFC 3339 end.
+    pub end: String,
+    /// Why.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// Ticket settings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TicketsFile {
+    /// The tickets file, relative to the configuration file.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// The user `extra` key carrying the ticket id (default `warrant.dev/ticket`).
+    #[serde(default)]
+    pub extra_key: Option<String>,
+    /// Levels that always need a ticket.
+    #[serde(default)]
+    pub required_for: Vec<String>,
+    /// Approvals required per level (defaults: critical 2, high 1, standard 0).
+    #[serde(default)]
+    pub approvals: Option<ApprovalsFile>,
+}
+
+/// Approvals per level.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ApprovalsFile {
+    /// Critical targets.
+    #[serde(default)]
+    pub critical: Option<u32>,
+    /// High targets.
+    #[serde(default)]
+    pub high: Option<u32>,
+    /// Standard targets.
+    #[serde(default)]
+    pub standard: Option<u32>,
+}
+
+/// A rate limit.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RateLimitFile {
+    /// API group (`*` any).
+    #[serde(default)]
+    pub group: String,
+    /// Plural resource (`*` any).
+    pub resource: String,
+    /// Requests per period.
+    pub count: u32,
+    /// A Go duration (`1h`, `1m`).
+    pub per: String,
+}
+
+/// Risk thresholds.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ThresholdsFile {
+    /// Lowest MEDIUM score (25).
+    #[serde(default)]
+    pub medium: Option<u32>,
+    /// Lowest HIGH score (50).
+    #[serde(default)]
+    pub high: Option<u32>,
+    /// Lowest CRITICAL score (80).
+    #[serde(default)]
+    pub critical: Option<u32>,
+}

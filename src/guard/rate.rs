@@ -1,0 +1,54 @@
+//! Token buckets per user and limit: `count` tokens, refilled evenly over `period`, measured on
+//! the review's `now`.
+
+use super::spec::RateLimit;
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The most buckets kept; past it, full buckets are forgotten.
+const MAX_BUCKETS: usize = 65_536;
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    at: DateTime<Utc>,
+}
+
+/// Every bucket of one guard.
+#[derive(Debug, Default)]
+pub struct Buckets {
+    inner: Mutex<HashMap<(usize, String), Bucket>>,
+}
+
+impl Buckets {
+    /// Takes one token from the bucket of limit `index` for `user`; `false` when it is empty.
+    pub fn take(&self, index: usize, limit: &RateLimit, user: &str, now: DateTime<Utc>) -> bool {
+        let Ok(mut map) = self.inner.lock() else {
+            return true;
+        };
+        let cap = f64::from(limit.count);
+        let per_sec = cap / limit.period.as_secs_f64().max(1e-9);
+        if map.len() >= MAX_BUCKETS {
+            map.retain(|_, b| {
+                let dt = (now - b.at).num_milliseconds().max(0) as f64 / 1000.0;
+                b.tokens + dt * per_sec < cap
+            });
+        }
+        let b = map.entry((index, user.to_owned())).or_insert(Bucket {
+            tokens: cap,
+            at: now,
+        });
+        let dt = (now - b.at).num_milliseconds().max(0) as f64 / 1000.0;
+        b.tokens = (b.tokens + dt * per_sec).min(cap);
+        if now > b.at {
+            b.at = now;
+        }
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}

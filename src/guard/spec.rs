@@ -1,0 +1,219 @@
+//! The validated settings of a `DeletionGuard` authorizer (built by `config::validate::guard`).
+
+use super::pattern::Pattern;
+use super::window::{Freeze, Weekly};
+use chrono_tz::Tz;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How much a target matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Ordinary protected targets.
+    Standard,
+    /// Important targets (+20 risk).
+    High,
+    /// The most important targets (+40 risk).
+    Critical,
+}
+
+impl Level {
+    /// The spelling in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Standard => "standard",
+            Level::High => "high",
+            Level::Critical => "critical",
+        }
+    }
+
+    /// Parses the file spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "standard" => Some(Level::Standard),
+            "high" => Some(Level::High),
+            "critical" => Some(Level::Critical),
+            _ => None,
+        }
+    }
+}
+
+/// `Enforce` denies; `Observe` only records what it would deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Mode {
+    /// Would-be denials are denials.
+    Enforce,
+    /// Everything is evaluated, the answer is always NoOpinion.
+    Observe,
+}
+
+impl Mode {
+    /// The spelling in files and metric labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Enforce => "Enforce",
+            Mode::Observe => "Observe",
+        }
+    }
+}
+
+/// A protected namespace rule.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProtectedNamespace {
+    /// Names or patterns.
+    pub names: Vec<Pattern>,
+    /// Its level.
+    pub level: Level,
+}
+
+/// A group/resource kind, `*` for any.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Kind {
+    /// API group (`""` for core, `*` for any).
+    pub group: String,
+    /// Plural resource (`*` for any).
+    pub resource: String,
+}
+
+impl Kind {
+    /// Whether this kind covers `group`/`resource`.
+    pub fn covers(&self, group: &str, resource: &str) -> bool {
+        (self.group == "*" || self.group == group)
+            && (self.resource == "*" || self.resource == resource)
+    }
+}
+
+/// A protected resource rule.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProtectedResource {
+    /// The kind.
+    pub kind: Kind,
+    /// Names or patterns; empty means every name.
+    pub names: Vec<Pattern>,
+    /// Its level.
+    pub level: Level,
+}
+
+/// Principals named by users, groups and service accounts (`namespace/name`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Principals {
+    /// User names or patterns.
+    pub users: Vec<Pattern>,
+    /// Group names.
+    pub groups: Vec<String>,
+}
+
+impl Principals {
+    /// Whether the user or one of its groups is named.
+    pub fn contains(&self, user: &str, groups: &[String]) -> bool {
+        super::pattern::any(&self.users, user) || groups.iter().any(|g| self.groups.contains(g))
+    }
+}
+
+/// A trusted identity and what it may do.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Trusted {
+    /// Who.
+    pub principals: Principals,
+    /// The highest protection level it may delete without window or ticket.
+    pub max_level: Level,
+}
+
+/// A token bucket limit on destructive requests per user.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RateLimit {
+    /// The kind it counts.
+    pub kind: Kind,
+    /// Requests per period (the bucket's capacity).
+    pub count: u32,
+    /// The period over which `count` tokens refill.
+    pub period: Duration,
+}
+
+/// Risk level thresholds: LOW < medium <= MEDIUM < high <= HIGH < critical <= CRITICAL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Thresholds {
+    /// Lowest MEDIUM score (25).
+    pub medium: u32,
+    /// Lowest HIGH score (50).
+    pub high: u32,
+    /// Lowest CRITICAL score (80).
+    pub critical: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            medium: 25,
+            high: 50,
+            critical: 80,
+        }
+    }
+}
+
+/// Where tickets come from and what they must carry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TicketSettings {
+    /// The tickets file (absolute, or relative to the working directory after resolution).
+    pub file: Option<PathBuf>,
+    /// The user `extra` key a request presents its ticket id under.
+    pub extra_key: String,
+    /// Protection levels that always need a ticket (besides HIGH/CRITICAL risk).
+    pub required_for: Vec<Level>,
+    /// Approvals required per level: standard, high, critical.
+    pub approvals: [u32; 3],
+}
+
+/// A validated `guard:` block.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GuardSpec {
+    /// Enforce or Observe.
+    pub mode: Mode,
+    /// The time zone of business hours.
+    pub time_zone: Tz,
+    /// Business hours (+10 risk inside them).
+    pub business_hours: Weekly,
+    /// Resources whose `update`/`patch` are also guarded.
+    pub update_resources: Vec<Kind>,
+    /// Protected namespaces.
+    pub namespaces: Vec<ProtectedNamespace>,
+    /// Protected resources.
+    pub resources: Vec<ProtectedResource>,
+    /// Namespaces the guard never looks at (the control plane's always included).
+    pub excluded_namespaces: Vec<Pattern>,
+    /// Principals the guard never looks at (the control plane's always included).
+    pub excluded_principals: Principals,
+    /// Break-glass groups.
+    pub break_glass_groups: Vec<String>,
+    /// Trusted identities.
+    pub trusted: Vec<Trusted>,
+    /// Allowed weekly change windows; none configured means no window restriction.
+    pub windows: Vec<Weekly>,
+    /// Dated freezes.
+    pub freezes: Vec<Freeze>,
+    /// Tickets.
+    pub tickets: TicketSettings,
+    /// Rate limits.
+    pub rate_limits: Vec<RateLimit>,
+    /// Risk thresholds.
+    pub thresholds: Thresholds,
+}
+
+/// Namespaces excluded by default: the control plane's.
+pub const DEFAULT_EXCLUDED_NAMESPACES: [&str; 3] =
+    ["kube-system", "kube-public", "kube-node-lease"];
+
+/// Users excluded by default: warrant's own service account and the control plane's controllers
+/// (the namespace controller and garbage collector delete on everyone's behalf).
+pub const DEFAULT_EXCLUDED_USERS: [&str; 5] = [
+    "system:serviceaccount:warrant-system:warrant",
+    "system:serviceaccount:kube-system:*",
+    "system:kube-controller-manager",
+    "system:kube-scheduler",
+    "system:apiserver",
+];
+
+/// Groups excluded by default: the nodes.
+pub const DEFAULT_EXCLUDED_GROUPS: [&str; 1] = ["system:nodes"];

@@ -1,0 +1,69 @@
+//! Guard state that outlives one chain: rate-limit buckets and the ticket source carry over a
+//! configuration reload when the guard's settings and failure policy are unchanged.
+
+use super::rate::Buckets;
+use super::spec::GuardSpec;
+use super::tickets::TicketSource;
+use crate::config::FailurePolicy;
+use crate::names::AuthorizerName;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One guard's settings and live state.
+#[derive(Debug)]
+pub struct GuardShared {
+    /// The settings.
+    pub spec: GuardSpec,
+    /// Its failure policy (part of the identity for carrying state over).
+    pub failure_policy: FailurePolicy,
+    /// Rate-limit buckets.
+    pub buckets: Buckets,
+    /// The tickets, when a file is configured.
+    pub tickets: Option<Arc<TicketSource>>,
+}
+
+impl GuardShared {
+    /// Fresh state for a spec (opens and watches the tickets file).
+    pub fn new(spec: &GuardSpec, failure_policy: FailurePolicy) -> Arc<Self> {
+        Arc::new(Self {
+            tickets: spec.tickets.file.as_deref().map(TicketSource::open),
+            spec: spec.clone(),
+            failure_policy,
+            buckets: Buckets::default(),
+        })
+    }
+
+    /// The previous state if it still applies, else fresh state.
+    pub fn reuse_or_new(
+        previous: Option<&Arc<Self>>,
+        spec: &GuardSpec,
+        failure_policy: FailurePolicy,
+    ) -> Arc<Self> {
+        match previous {
+            Some(p) if p.spec == *spec && p.failure_policy == failure_policy => {
+                // A reload may mean the tickets file changed too: read it again now.
+                if let Some(t) = &p.tickets {
+                    t.reload();
+                }
+                p.clone()
+            }
+            _ => Self::new(spec, failure_policy),
+        }
+    }
+}
+
+/// The guards of one chain, by name.
+#[derive(Debug, Default)]
+pub struct GuardStates(HashMap<AuthorizerName, Arc<GuardShared>>);
+
+impl GuardStates {
+    /// The state of a guard.
+    pub fn get(&self, name: &AuthorizerName) -> Option<&Arc<GuardShared>> {
+        self.0.get(name)
+    }
+
+    /// Adds a guard's state.
+    pub fn insert(&mut self, name: AuthorizerName, state: Arc<GuardShared>) {
+        self.0.insert(name, state);
+    }
+}

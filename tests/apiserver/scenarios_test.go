@@ -3,6 +3,8 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -124,13 +126,18 @@ func TestShippedAllowDenyAndHotReload(t *testing.T) {
 	}
 }
 
-// The shipped matchConditions keep control-plane identities away from warrant, and what they do
-// not select (here: a delete outside protected namespaces, a get) never reaches warrant either.
+// The shipped matchConditions keep control-plane identities away from warrant; with warrant's
+// shipped default chain (authz-config/warrant.yaml), a delete outside the protected namespaces
+// reaches warrant, which has no opinion, so RBAC decides.
 func TestShippedMatchConditionsKeepControlPlaneAway(t *testing.T) {
 	a := E.shipped
 	ensureNamespace(t, a, "production")
 	ensureNamespace(t, a, "dev")
-	setWarrantConfig(t, cfgAlwaysDeny)
+	shippedDefault, err := os.ReadFile(filepath.Join(repoRoot, "authz-config", "warrant.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setWarrantConfig(t, string(shippedDefault))
 	m := markAudit()
 
 	excluded := []struct {
@@ -151,12 +158,12 @@ func TestShippedMatchConditionsKeepControlPlaneAway(t *testing.T) {
 			t.Fatalf("%s reached warrant: %v", id.user, err)
 		}
 	}
-	// Not selected by the shipped conditions: outside protected namespaces, or not a delete.
+	// Outside the protected namespaces: warrant's default chain has no opinion, RBAC decides.
 	makeConfigMap(t, a, "dev", "x", nil)
-	err := client(t, a, "bob").CoreV1().ConfigMaps("dev").Delete(ctx(t), "x", metav1.DeleteOptions{})
+	err = client(t, a, "bob").CoreV1().ConfigMaps("dev").Delete(ctx(t), "x", metav1.DeleteOptions{})
 	wantForbidden(t, err, `User "bob" cannot delete resource "configmaps"`) // RBAC: no binding
 	if strings.Contains(err.Error(), "protected-deletions") {
-		t.Fatalf("a delete in dev reached warrant: %v", err)
+		t.Fatalf("a delete in dev was denied by warrant: %v", err)
 	}
 	_, _ = client(t, a, "bob").CoreV1().ConfigMaps("production").Get(ctx(t), "cp-0", metav1.GetOptions{})
 

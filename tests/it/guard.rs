@@ -191,7 +191,13 @@ authorizers:
     rateLimits:
     - {{resource: namespaces, count: 3, per: 1h}}
     - {{group: '*', resource: '*', count: 50, per: 1m}}
-"
+{}",
+            // A change elsewhere in the chain (an unchanged file is not reloaded at all).
+            if comment == "v2" {
+                "- type: AlwaysDeny\n  name: tail\n"
+            } else {
+                ""
+            }
         )
     }
 
@@ -225,14 +231,22 @@ authorizers:
     }
 
     async fn wait_reloads(c: &reqwest::Client, w: &Warrant, n: u32) {
-        let want = format!("warrant_config_reloads_total{{status=\"success\"}} {n}");
+        let prefix = "warrant_config_reloads_total{status=\"success\"} ";
         for _ in 0..250 {
-            if metrics_text(c, w).await.contains(&want) {
+            let text = metrics_text(c, w).await;
+            let count = text
+                .lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .unwrap_or(0);
+            if count >= n {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        panic!("no reload {n}");
+        let text = metrics_text(c, w).await;
+        let reloads: Vec<&str> = text.lines().filter(|l| l.contains("reload")).collect();
+        panic!("no reload {n}: {reloads:#?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -298,11 +312,19 @@ authorizers:
             assert!(text.contains(want), "missing {want:?} in\n{text}");
         }
 
-        // Same guard settings: the buckets survive the reload, erin is still limited.
+        // Same guard settings, another entry added: the buckets survive the reload, erin is
+        // still limited by the guard itself.
         replace_file(&w.config_path(), &config("Enforce", "v2"));
         wait_reloads(&c, &w, 2).await;
         let (_, v) = post_review(&c, &url, &delete("erin", namespace("tmp-5"))).await;
         assert_eq!(v["status"]["denied"], true, "{v}");
+        assert!(
+            v["status"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("[RATE_LIMITED]"),
+            "{v}"
+        );
 
         // Observe: everything above answers NoOpinion, audited OBSERVED_*.
         replace_file(&w.config_path(), &config("Observe", "v3"));

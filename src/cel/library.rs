@@ -6,7 +6,7 @@
 //! thread.
 
 use super::limits::Budget;
-use cel::common::types::{CelList, CelMap, CelString, DYN_TYPE};
+use cel::common::types::{CelBool, CelList, CelMap, CelString, DYN_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError, Value};
 use regex::Regex;
@@ -215,15 +215,29 @@ fn compiled(pattern: &Value, function: &str) -> Result<Arc<Regex>, ExecutionErro
     regex(string_arg(pattern, function)?).map_err(|e| ExecutionError::function_error(function, e))
 }
 
+/// A string argument, borrowed from the engine's value (no copy: `matches` runs on the review
+/// path).
+fn str_arg<'a>(v: &'a CowVal<'_, '_>, function: &str) -> Result<&'a str, ExecutionError> {
+    v.as_ref()
+        .downcast_ref::<CelString>()
+        .map(|s| s.inner())
+        .ok_or_else(|| {
+            ExecutionError::function_error(
+                function,
+                format!("expected a string, got {}", v.as_ref().get_type().name()),
+            )
+        })
+}
+
 fn matches<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
-    let v = values(&args)?;
-    let [s, p] = v.as_slice() else {
-        return Err(ExecutionError::invalid_argument_count(2, v.len()));
+    let [s, p] = args.as_slice() else {
+        return Err(ExecutionError::invalid_argument_count(2, args.len()));
     };
-    let re = compiled(p, "matches")?;
-    let haystack = string_arg(s, "matches")?;
+    let re =
+        regex(str_arg(p, "matches")?).map_err(|e| ExecutionError::function_error("matches", e))?;
+    let haystack = str_arg(s, "matches")?;
     Budget::spend(haystack.len() as u64 / 8 + 1)?;
-    out(Value::Bool(re.is_match(haystack)))
+    Ok(CowVal::owned(CelBool::from(re.is_match(haystack))))
 }
 
 fn find<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {

@@ -41,7 +41,9 @@ impl Budget {
     /// Starts a fresh budget for one evaluation on this thread.
     pub fn start() {
         REMAINING.with(|r| r.set(STEP_BUDGET));
-        STARTED.with(|s| s.set(Some(Instant::now())));
+        // The clock starts at the first step spent: only then can the bound be checked, and an
+        // expression that spends nothing (most) never reads it.
+        STARTED.with(|s| s.set(None));
         EXCEEDED.with(|e| e.set(false));
     }
 
@@ -59,8 +61,15 @@ impl Budget {
             left
         });
         // The clock is read every 64 steps, and on every larger spend.
-        let late = (n > 1 || left.is_multiple_of(64))
-            && STARTED.with(|s| s.get().is_some_and(|t| t.elapsed() > TIME_BUDGET));
+        let started = STARTED.with(|s| match s.get() {
+            Some(t) => t,
+            None => {
+                let now = Instant::now();
+                s.set(Some(now));
+                now
+            }
+        });
+        let late = (n > 1 || left.is_multiple_of(64)) && started.elapsed() > TIME_BUDGET;
         if left == 0 || late {
             EXCEEDED.with(|e| e.set(true));
             return Err(ExecutionError::function_error("cost", COST_EXCEEDED));

@@ -8,6 +8,7 @@
 mod always;
 mod chain;
 mod match_conditions;
+pub mod metrics;
 mod policy;
 pub mod webhook;
 

@@ -3,10 +3,15 @@
 //!
 //! The user-facing reason text `"<authorizer>/<rule>: <message> [<code>]"` is built in exactly
 //! one place, [`AttributedReason`]'s `Display`.
+//!
+//! This module depends on nothing above it: what a particular authorizer type adds to a verdict
+//! (the deletion guard's risk assessment, for one) travels as an opaque [`VerdictDetail`] that
+//! the type owns, so a new type never edits the vocabulary.
 
 use crate::names::{AuthorizerName, Code, RuleName};
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 /// What an authorizer decided. There is deliberately no `Default`: nothing decides by accident.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -63,6 +68,26 @@ impl Reason {
     }
 }
 
+/// What an authorizer type adds to its verdict beyond decision and reason, owned by that type:
+/// the audit record shows it under [`VerdictDetail::audit_key`]. Rendering happens only when a
+/// record is written, so a review that is not audited pays nothing for it.
+pub trait VerdictDetail: fmt::Debug + Send + Sync {
+    /// The key of the step's audit record that holds the detail (`"guard"`).
+    fn audit_key(&self) -> &'static str;
+    /// The detail as the audit record and `warrant check -o json` show it.
+    fn audit_value(&self) -> serde_json::Value;
+}
+
+/// Two details are equal when they render the same record under the same key: the vocabulary
+/// cannot see the concrete types, and the record is what anyone observes of a detail.
+impl PartialEq for dyn VerdictDetail {
+    fn eq(&self, other: &Self) -> bool {
+        self.audit_key() == other.audit_key() && self.audit_value() == other.audit_value()
+    }
+}
+
+impl Eq for dyn VerdictDetail {}
+
 /// What one authorizer returns for one review.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
@@ -70,8 +95,8 @@ pub struct Verdict {
     pub decision: Decision,
     /// Why, if the authorizer says.
     pub reason: Option<Reason>,
-    /// The deletion guard's assessment (risk, level, code), for the audit record and metrics.
-    pub detail: Option<std::sync::Arc<crate::guard::Assessment>>,
+    /// What the authorizer's type adds for the audit record (the deletion guard's assessment).
+    pub detail: Option<Arc<dyn VerdictDetail>>,
 }
 
 impl Verdict {
@@ -84,8 +109,8 @@ impl Verdict {
         }
     }
 
-    /// The same verdict carrying a guard assessment.
-    pub fn with_detail(mut self, detail: std::sync::Arc<crate::guard::Assessment>) -> Self {
+    /// The same verdict carrying a type-owned detail.
+    pub fn with_detail(mut self, detail: Arc<dyn VerdictDetail>) -> Self {
         self.detail = Some(detail);
         self
     }

@@ -9,6 +9,7 @@
 
 pub mod assessment;
 pub mod file;
+pub mod metrics;
 pub mod pattern;
 pub mod rate;
 pub mod spec;
@@ -31,12 +32,18 @@ use tickets::{Snapshot, Target};
 #[derive(Debug)]
 pub struct DeletionGuard {
     shared: Arc<GuardShared>,
+    metrics: metrics::GuardMetrics,
 }
 
 impl DeletionGuard {
-    /// A guard over shared state.
-    pub fn new(shared: Arc<GuardShared>) -> Self {
-        Self { shared }
+    /// A guard `name` over shared state, recording its assessments in `families`.
+    pub fn new(
+        shared: Arc<GuardShared>,
+        name: &crate::names::AuthorizerName,
+        families: &crate::authorizer::metrics::Families,
+    ) -> Self {
+        let metrics = metrics::GuardMetrics::new(families, name, shared.spec.mode.as_str());
+        Self { shared, metrics }
     }
 
     /// Judges one review synchronously.
@@ -327,6 +334,7 @@ impl DeletionGuard {
             message,
             code: Code::new(&audit_code).ok(),
         };
+        self.metrics.record(&assessment);
         Ok(Verdict::new(decision, reason).with_detail(Arc::new(assessment)))
     }
 }

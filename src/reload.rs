@@ -3,7 +3,6 @@
 //! in-flight reviews never see two configurations. A configuration that fails to build, like one
 //! that fails to validate, leaves the last good chain serving (kube-apiserver `reload.go`).
 
-use crate::authorizer::webhook::WebhookRuntime;
 use crate::authorizer::webhook::retry::Backoff;
 use crate::authorizer::{BuildContext, Chain};
 use crate::config::watch::{self, Change};
@@ -67,10 +66,8 @@ impl LiveChain {
         }
         // The chain being replaced lends its webhook state (caches, pools) to the new build.
         let ctx = BuildContext {
-            webhook: WebhookRuntime {
-                metrics: metrics.webhook(),
-                backoff: self.webhook_backoff,
-            },
+            metrics: metrics.families(),
+            webhook_backoff: self.webhook_backoff,
             previous: previous.as_ref().map(|a| &a.chain),
         };
         match Chain::build_in(&loaded.config, &ctx) {

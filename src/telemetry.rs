@@ -2,7 +2,5 @@
 //! and the operational [`logging`] set-up.
 
 pub mod audit;
-pub mod cel_metrics;
-pub mod guard_metrics;
 pub mod logging;
 pub mod metrics;

@@ -3,6 +3,8 @@
 //! (`k8s.io/apiserver/pkg/authorization/union/union.go`). Failure policy is applied here, once,
 //! for every type.
 
+use super::metrics::{EntryMetrics, Families};
+use super::webhook::retry::Backoff;
 use super::webhook::{self, WebhookRuntime, WebhookStates};
 use super::{
     AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
@@ -40,8 +42,10 @@ pub enum BuildError {
 /// settings and kubeconfig are unchanged.
 #[derive(Debug, Default)]
 pub struct BuildContext<'a> {
-    /// Metrics families and retry schedule of webhook authorizers.
-    pub webhook: WebhookRuntime,
+    /// The families every entry resolves its metric handles from, once, at build.
+    pub metrics: Families,
+    /// The retry schedule of webhook authorizers (upstream's unless a test changed it).
+    pub webhook_backoff: Backoff,
     /// The chain being replaced, if any.
     pub previous: Option<&'a Chain>,
 }
@@ -59,6 +63,8 @@ pub struct Entry {
     pub authorizer: Box<dyn Authorizer>,
     /// Its matchConditions, evaluated before it on every review.
     pub match_conditions: MatchConditions,
+    /// Its series of the decision, failure and matchCondition families.
+    pub metrics: EntryMetrics,
 }
 
 /// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
@@ -195,23 +201,13 @@ impl Chain {
         let mut guards = crate::guard::GuardStates::default();
         let mut entries = Vec::with_capacity(config.authorizers.len());
         for a in &config.authorizers {
+            let authorizer_type = a.spec.authorizer_type();
             let authorizer: Box<dyn Authorizer> = match &a.spec {
                 AuthorizerSpec::AlwaysAllow => Box::new(AlwaysAllow),
                 AuthorizerSpec::AlwaysDeny => Box::new(AlwaysDeny),
-                AuthorizerSpec::Policy(p) => Box::new(Policy::new(p)),
+                AuthorizerSpec::Policy(p) => Box::new(Policy::new(p, &a.name, &ctx.metrics)),
                 AuthorizerSpec::Webhook(settings) => {
-                    let previous = ctx.previous.and_then(|c| c.webhooks.get(&a.name));
-                    let core = webhook::Core::build(
-                        &a.name,
-                        settings,
-                        a.failure_policy,
-                        &ctx.webhook,
-                        previous,
-                    )
-                    .map_err(|e| BuildError::Webhook {
-                        name: a.name.to_string(),
-                        message: e.to_string(),
-                    })?;
+                    let core = build_webhook(a, settings, ctx)?;
                     webhooks.insert(core.clone());
                     Box::new(webhook::Webhook::new(core))
                 }
@@ -220,15 +216,20 @@ impl Chain {
                     let shared =
                         crate::guard::GuardShared::reuse_or_new(previous, g, a.failure_policy);
                     guards.insert(a.name.clone(), shared.clone());
-                    Box::new(crate::guard::DeletionGuard::new(shared))
+                    Box::new(crate::guard::DeletionGuard::new(
+                        shared,
+                        &a.name,
+                        &ctx.metrics,
+                    ))
                 }
             };
             entries.push(Entry {
                 name: a.name.clone(),
-                authorizer_type: a.spec.authorizer_type(),
+                authorizer_type,
                 failure_policy: a.failure_policy,
                 authorizer,
                 match_conditions: MatchConditions::new(a.match_conditions.clone()),
+                metrics: ctx.metrics.entry(authorizer_type, &a.name),
             });
         }
         let mut chain = Self::new(entries)?;
@@ -250,86 +251,168 @@ impl Chain {
     /// Runs the chain for one review. Each authorizer is bounded by `deadline`; one that misses
     /// it has failed, and its failure policy applies.
     pub async fn authorize(&self, input: &Input, deadline: Deadline) -> Answer {
-        let mut trace = Vec::with_capacity(self.entries.len());
-        let mut reasons: Vec<String> = Vec::new();
-        let mut errors: Vec<String> = Vec::new();
         let budget_ms = deadline
             .0
             .saturating_duration_since(tokio::time::Instant::now())
             .as_millis() as u64;
+        let mut run = Run::with_capacity(self.entries.len());
         for entry in self.entries.iter() {
-            let started = Instant::now();
-            let (matched, conditions) = entry.match_conditions.evaluate(input, deadline);
-            let result = match matched {
-                MatchOutcome::Excluded => {
-                    trace.push(Step {
-                        authorizer: entry.name.clone(),
-                        authorizer_type: entry.authorizer_type,
-                        outcome: StepOutcome::Excluded,
-                        elapsed: started.elapsed(),
-                        conditions,
-                    });
-                    continue;
-                }
-                MatchOutcome::Failed(errors) => Err(AuthorizerError::MatchConditions(errors)),
-                MatchOutcome::Matched => match tokio::time::timeout_at(
-                    deadline.0,
-                    entry.authorizer.authorize(input, deadline),
-                )
-                .await
-                {
-                    Ok(r) => r,
-                    Err(_) => Err(AuthorizerError::DeadlineExceeded { budget_ms }),
-                },
-            };
-            let elapsed = started.elapsed();
-            match result {
-                Ok(verdict) => {
-                    let decision = verdict.decision;
-                    let reason = verdict.reason.clone();
-                    trace.push(Step {
-                        authorizer: entry.name.clone(),
-                        authorizer_type: entry.authorizer_type,
-                        outcome: StepOutcome::Verdict(verdict),
-                        elapsed,
-                        conditions,
-                    });
-                    if decision.is_final() {
-                        // As union.go: a decision carries only its own authorizer's error;
-                        // earlier failures stay in the trace.
-                        return decided(entry, decision, reason, Vec::new(), trace);
-                    }
-                    if let Some(r) = &reason {
-                        reasons.push(attributed(&entry.name, r));
-                    }
-                }
-                Err(error) => {
-                    let text = format!("{}: {error}", entry.name);
-                    let policy = entry.failure_policy;
-                    let message = error.to_string();
-                    trace.push(Step {
-                        authorizer: entry.name.clone(),
-                        authorizer_type: entry.authorizer_type,
-                        outcome: StepOutcome::Failed { error, policy },
-                        elapsed,
-                        conditions,
-                    });
-                    if policy == FailurePolicy::Deny {
-                        let reason = Reason::message(message);
-                        return decided(entry, Decision::Deny, Some(reason), vec![text], trace);
-                    }
-                    errors.push(text);
-                }
+            let step = entry.run(input, deadline, budget_ms).await;
+            entry.record(&step);
+            if let Some(answer) = run.push(entry, step) {
+                return answer;
             }
         }
+        run.no_opinion()
+    }
+}
+
+/// Builds (or carries over) the live core of a webhook entry.
+fn build_webhook(
+    a: &crate::config::AuthorizerConfig,
+    settings: &crate::config::WebhookConfig,
+    ctx: &BuildContext<'_>,
+) -> Result<std::sync::Arc<webhook::Core>, BuildError> {
+    let previous = ctx.previous.and_then(|c| c.webhooks.get(&a.name));
+    let runtime = WebhookRuntime {
+        metrics: ctx.metrics.clone(),
+        backoff: ctx.webhook_backoff,
+    };
+    webhook::Core::build(&a.name, settings, a.failure_policy, &runtime, previous).map_err(|e| {
+        BuildError::Webhook {
+            name: a.name.to_string(),
+            message: e.to_string(),
+        }
+    })
+}
+
+impl Entry {
+    /// Consults this entry for one review: its matchConditions, then (if they hold) its
+    /// authorizer within the deadline.
+    async fn run(&self, input: &Input, deadline: Deadline, budget_ms: u64) -> Step {
+        let started = Instant::now();
+        let (matched, conditions) = self.match_conditions.evaluate(input, deadline);
+        let outcome = match matched {
+            MatchOutcome::Excluded => StepOutcome::Excluded,
+            MatchOutcome::Failed(errors) => StepOutcome::Failed {
+                error: AuthorizerError::MatchConditions(errors),
+                policy: self.failure_policy,
+            },
+            MatchOutcome::Matched => {
+                let call = self.authorizer.authorize(input, deadline);
+                match tokio::time::timeout_at(deadline.0, call).await {
+                    Ok(Ok(verdict)) => StepOutcome::Verdict(verdict),
+                    Ok(Err(error)) => StepOutcome::Failed {
+                        error,
+                        policy: self.failure_policy,
+                    },
+                    Err(_) => StepOutcome::Failed {
+                        error: AuthorizerError::DeadlineExceeded { budget_ms },
+                        policy: self.failure_policy,
+                    },
+                }
+            }
+        };
+        Step {
+            authorizer: self.name.clone(),
+            authorizer_type: self.authorizer_type,
+            outcome,
+            elapsed: started.elapsed(),
+            conditions,
+        }
+    }
+
+    /// Records one step of this entry in its metrics.
+    fn record(&self, step: &Step) {
+        if let Some(report) = &step.conditions {
+            self.metrics.record_conditions(report);
+        }
+        self.metrics.record_decision(step.decision());
+        if let StepOutcome::Failed { policy, .. } = &step.outcome {
+            self.metrics.record_failure(*policy);
+        }
+    }
+}
+
+/// The chain's progress through one review: the steps so far, and the NoOpinion reasons and
+/// errors collected on the way, as `union.go` collects them.
+struct Run {
+    trace: Vec<Step>,
+    reasons: Vec<String>,
+    errors: Vec<String>,
+}
+
+impl Run {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            trace: Vec::with_capacity(n),
+            reasons: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Adds the step of `entry`; the answer, if the step decides.
+    fn push(&mut self, entry: &Entry, step: Step) -> Option<Answer> {
+        match &step.outcome {
+            StepOutcome::Excluded => {}
+            StepOutcome::Verdict(verdict) => {
+                let (decision, reason) = (verdict.decision, verdict.reason.clone());
+                if decision.is_final() {
+                    // As union.go: a decision carries only its own authorizer's error; earlier
+                    // failures stay in the trace.
+                    self.trace.push(step);
+                    return Some(self.decided(entry, decision, reason, Vec::new()));
+                }
+                if let Some(r) = &reason {
+                    self.reasons.push(attributed(&entry.name, r));
+                }
+            }
+            StepOutcome::Failed { error, policy } => {
+                let text = format!("{}: {error}", entry.name);
+                if *policy == FailurePolicy::Deny {
+                    let reason = Reason::message(error.to_string());
+                    self.trace.push(step);
+                    return Some(self.decided(entry, Decision::Deny, Some(reason), vec![text]));
+                }
+                self.errors.push(text);
+            }
+        }
+        self.trace.push(step);
+        None
+    }
+
+    fn decided(
+        &mut self,
+        entry: &Entry,
+        decision: Decision,
+        reason: Option<Reason>,
+        errors: Vec<String>,
+    ) -> Answer {
+        let (rule, code, text) = match reason {
+            Some(r) => (r.rule.clone(), r.code.clone(), attributed(&entry.name, &r)),
+            None => (None, None, String::new()),
+        };
+        Answer {
+            decision,
+            decided_by: Some(entry.name.clone()),
+            rule,
+            code,
+            reason: text,
+            errors,
+            trace: std::mem::take(&mut self.trace),
+        }
+    }
+
+    /// The answer when no authorizer decided.
+    fn no_opinion(self) -> Answer {
         Answer {
             decision: Decision::NoOpinion,
             decided_by: None,
             rule: None,
             code: None,
-            reason: reasons.join("\n"),
-            errors,
-            trace,
+            reason: self.reasons.join("\n"),
+            errors: self.errors,
+            trace: self.trace,
         }
     }
 }
@@ -340,28 +423,6 @@ fn attributed(name: &AuthorizerName, reason: &Reason) -> String {
         reason,
     }
     .to_string()
-}
-
-fn decided(
-    entry: &Entry,
-    decision: Decision,
-    reason: Option<Reason>,
-    errors: Vec<String>,
-    trace: Vec<Step>,
-) -> Answer {
-    let (rule, code, text) = match reason {
-        Some(r) => (r.rule.clone(), r.code.clone(), attributed(&entry.name, &r)),
-        None => (None, None, String::new()),
-    };
-    Answer {
-        decision,
-        decided_by: Some(entry.name.clone()),
-        rule,
-        code,
-        reason: text,
-        errors,
-        trace,
-    }
 }
 
 #[cfg(test)]

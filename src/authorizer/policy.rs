@@ -5,33 +5,52 @@
 //! failurePolicy applies, Deny by default), and so does an erroring Allow rule when no Allow rule
 //! matched.
 
+use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
 use crate::cel::{Bound, Expression, SelectorUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Verdict};
+use crate::names::AuthorizerName;
+use prometheus_client::metrics::counter::Counter;
 
 /// A compiled policy.
 #[derive(Debug)]
 pub struct Policy {
-    deny: Box<[PolicyRule]>,
-    allow: Box<[PolicyRule]>,
+    deny: Box<[Rule]>,
+    allow: Box<[Rule]>,
     selectors: SelectorUse,
 }
 
+/// A rule and its `warrant_policy_rule_matches` series.
+#[derive(Debug)]
+struct Rule {
+    rule: PolicyRule,
+    matches: Handle<RuleLabels, Counter>,
+}
+
 impl Policy {
-    /// The policy of a validated spec.
-    pub fn new(spec: &PolicySpec) -> Self {
-        let (deny, allow): (Vec<_>, Vec<_>) = spec
-            .rules
-            .iter()
-            .cloned()
-            .partition(|r| r.effect == Effect::Deny);
+    /// The policy of a validated spec, counting its rules' matches in `metrics` under
+    /// authorizer `name`.
+    pub fn new(spec: &PolicySpec, name: &AuthorizerName, metrics: &Families) -> Self {
+        let rule = |r: &PolicyRule| Rule {
+            rule: r.clone(),
+            matches: Handle::new(
+                &metrics.rule_matches,
+                RuleLabels {
+                    authorizer: name.to_string(),
+                    rule: r.name.to_string(),
+                    effect: r.effect.as_str(),
+                },
+            ),
+        };
+        let (deny, allow): (Vec<_>, Vec<_>) =
+            spec.rules.iter().partition(|r| r.effect == Effect::Deny);
         let selectors = spec.rules.iter().fold(SelectorUse::default(), |u, r| {
             u.union(r.expression.selectors())
         });
         Self {
-            deny: deny.into_boxed_slice(),
-            allow: allow.into_boxed_slice(),
+            deny: deny.into_iter().map(rule).collect(),
+            allow: allow.into_iter().map(rule).collect(),
             selectors,
         }
     }
@@ -42,10 +61,13 @@ impl Policy {
         let bound = Bound::new(input.review.spec(), input.now, self.selectors);
         for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {
             let mut failure = None;
-            for rule in rules.iter() {
+            for Rule { rule, matches } in rules.iter() {
                 deadline.check()?;
                 match rule.expression.evaluate(&bound) {
-                    Ok(true) => return Ok(Verdict::new(decision, reason(rule))),
+                    Ok(true) => {
+                        matches.get().inc();
+                        return Ok(Verdict::new(decision, reason(rule)));
+                    }
                     Ok(false) => {}
                     Err(e) => {
                         failure.get_or_insert_with(|| AuthorizerError::Rule {

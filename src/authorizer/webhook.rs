@@ -24,19 +24,21 @@ pub mod client;
 pub mod error;
 pub mod flight;
 pub mod kubeconfig;
+pub mod metrics;
 pub mod retry;
 
+use super::metrics::Families;
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
 use crate::config::{FailurePolicy, WebhookConfig};
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
 use crate::review::{canonical_spec_json, encode_request};
-use crate::telemetry::metrics::WebhookMetrics;
 use bytes::Bytes;
 use cache::{CachePolicy, VerdictCache, is_cacheable};
 use client::{AttemptDeadline, Client, DownstreamStatus};
 use error::WebhookError;
 use flight::{Flights, Role};
+use metrics::WebhookMetrics;
 use retry::Backoff;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -54,8 +56,8 @@ type Outcome = Result<Arc<DownstreamStatus>, WebhookError>;
 /// Everything a built webhook authorizer needs beyond its settings.
 #[derive(Debug, Clone, Default)]
 pub struct WebhookRuntime {
-    /// The `warrant_webhook_*` families.
-    pub metrics: WebhookMetrics,
+    /// The families the `warrant_webhook_*` series are resolved from.
+    pub metrics: Families,
     /// The retry schedule (upstream's unless a test changed it).
     pub backoff: Backoff,
 }
@@ -78,6 +80,7 @@ pub struct Core {
     cache: VerdictCache,
     flights: Flights<Outcome>,
     runtime: WebhookRuntime,
+    metrics: WebhookMetrics,
 }
 
 /// Why a webhook authorizer could not be built.
@@ -151,6 +154,7 @@ impl Core {
             cache,
             flights: Flights::default(),
             runtime: runtime.clone(),
+            metrics: WebhookMetrics::new(&runtime.metrics, name),
         }))
     }
 
@@ -170,7 +174,7 @@ impl Core {
         if !entry.is_fresh(std::time::Instant::now()) {
             return None;
         }
-        self.runtime.metrics.record_cache(self.name.as_str(), "hit");
+        self.metrics.record_cache("hit");
         Some(verdict(&entry.status, false))
     }
 
@@ -194,7 +198,7 @@ impl Core {
         if let Some(e) = &cached
             && e.is_fresh(std::time::Instant::now())
         {
-            self.runtime.metrics.record_cache(self.name.as_str(), "hit");
+            self.metrics.record_cache("hit");
             return Ok(verdict(&e.status, false));
         }
         let call = async {
@@ -215,22 +219,20 @@ impl Core {
         let name = self.name.as_str();
         match outcome {
             Ok(status) => {
-                self.runtime.metrics.record_cache(name, role_label(role));
+                self.metrics.record_cache(role_label(role));
                 Ok(verdict(&status, false))
             }
             Err(e) => {
                 if let Some(stale) = cached.filter(|c| c.may_serve_stale(std::time::Instant::now()))
                 {
-                    self.runtime.metrics.record_cache(name, "stale");
+                    self.metrics.record_cache("stale");
                     tracing::warn!(authorizer = name, error = %e, "downstream webhook failed; serving an expired verdict (staleIfError)");
                     return Ok(verdict(&stale.status, true));
                 }
-                self.runtime.metrics.record_cache(name, role_label(role));
+                self.metrics.record_cache(role_label(role));
                 tracing::error!(authorizer = name, error = %e, "Failed to make webhook authorizer request");
                 if self.fingerprint.failure_policy == FailurePolicy::NoOpinion && !e.is_canceled() {
-                    self.runtime
-                        .metrics
-                        .record_fail_open(name, e.metrics_result());
+                    self.metrics.record_fail_open(e.metrics_result());
                 }
                 Err(AuthorizerError::Webhook(e))
             }
@@ -291,22 +293,18 @@ impl<'a> AttemptGuard<'a> {
 
     fn finish(&mut self, result: &'static str) {
         self.done = true;
-        self.core.runtime.metrics.record_attempt(
-            self.core.name.as_str(),
-            result,
-            self.started.elapsed(),
-        );
+        self.core
+            .metrics
+            .record_attempt(result, self.started.elapsed());
     }
 }
 
 impl Drop for AttemptGuard<'_> {
     fn drop(&mut self) {
         if !self.done {
-            self.core.runtime.metrics.record_attempt(
-                self.core.name.as_str(),
-                "canceled",
-                self.started.elapsed(),
-            );
+            self.core
+                .metrics
+                .record_attempt("canceled", self.started.elapsed());
         }
     }
 }

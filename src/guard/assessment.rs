@@ -124,3 +124,14 @@ impl Assessment {
         }
     }
 }
+
+impl crate::decision::VerdictDetail for Assessment {
+    fn audit_key(&self) -> &'static str {
+        "guard"
+    }
+
+    fn audit_value(&self) -> serde_json::Value {
+        // An Assessment is plain data (strings, numbers, enums): serializing it cannot fail.
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}

@@ -6,6 +6,7 @@
 
 use super::metrics::Metrics;
 use crate::authorizer::{Answer, Input, Step, StepOutcome};
+use crate::decision::VerdictDetail;
 use chrono::{DateTime, SecondsFormat, Utc};
 use k8s_openapi::api::authorization::v1::{NonResourceAttributes, ResourceAttributes};
 use serde::Serialize;
@@ -48,10 +49,23 @@ pub struct StepRecord<'a> {
     pub failure_policy: Option<&'static str>,
     /// How long it took, in seconds.
     pub latency_seconds: f64,
-    /// The deletion guard's assessment: code (`OBSERVED_<CODE>` in Observe mode), mode, risk
-    /// score, risk level, protection level and reasons.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub guard: Option<&'a crate::guard::Assessment>,
+    /// What the authorizer's type adds (the deletion guard's assessment under `guard`: code,
+    /// `OBSERVED_<CODE>` in Observe mode, mode, risk score and level, protection, reasons).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<DetailRecord<'a>>,
+}
+
+/// A verdict's type-owned detail, written under the key its type names.
+#[derive(Debug)]
+pub struct DetailRecord<'a>(pub &'a dyn VerdictDetail);
+
+impl Serialize for DetailRecord<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(self.0.audit_key(), &self.0.audit_value())?;
+        map.end()
+    }
 }
 
 impl<'a> StepRecord<'a> {
@@ -87,8 +101,8 @@ impl<'a> StepRecord<'a> {
             error,
             failure_policy,
             latency_seconds: step.elapsed.as_secs_f64(),
-            guard: match &step.outcome {
-                StepOutcome::Verdict(v) => v.detail.as_deref(),
+            detail: match &step.outcome {
+                StepOutcome::Verdict(v) => v.detail.as_deref().map(DetailRecord),
                 _ => None,
             },
         }

@@ -2,9 +2,13 @@
 //! `pkg/endpoints/filters/metrics.go`, `reload.go`) under the `warrant_` prefix. Histograms start
 //! at 10 microseconds, since a chain decision is usually far below upstream's 5 ms first bucket.
 //! One [`Metrics`] owns its registry; nothing here is global.
+//!
+//! This module owns the registry and the chain-wide families (attempts, duration, HTTP, reloads,
+//! audit drops). The per-authorizer families live with the code that records them
+//! ([`crate::authorizer::metrics`]); they are registered here and handed to every chain build.
 
-use crate::authorizer::{Answer, StepOutcome};
-use crate::config::FailurePolicy;
+use crate::authorizer::Answer;
+use crate::authorizer::metrics::{Families, latency_histogram};
 use crate::decision::Decision;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -16,25 +20,10 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-/// Latency buckets in seconds: 10 µs to 10 s.
-pub const LATENCY_BUCKETS: [f64; 19] = [
-    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
+pub use crate::authorizer::metrics::LATENCY_BUCKETS;
 
 /// The OpenMetrics content type `/metrics` answers with.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-fn latency_histogram() -> Histogram {
-    Histogram::new(LATENCY_BUCKETS)
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct DecisionLabels {
-    r#type: &'static str,
-    name: String,
-    decision: &'static str,
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
@@ -54,97 +43,6 @@ struct StatusLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct HashLabels {
     hash: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct FailureLabels {
-    r#type: &'static str,
-    name: String,
-    policy: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct WebhookLabels {
-    name: String,
-    result: &'static str,
-}
-
-/// The `warrant_webhook_*` families, shaped like upstream's `apiserver_authorization_webhook_*`
-/// (`plugin/pkg/authorizer/webhook/metrics/metrics.go`) plus a cache family. Cloning shares the
-/// families; a downstream webhook authorizer holds one clone.
-#[derive(Clone, Debug)]
-pub struct WebhookMetrics {
-    evaluations: Family<WebhookLabels, Counter>,
-    duration: Family<WebhookLabels, Histogram, fn() -> Histogram>,
-    fail_open: Family<WebhookLabels, Counter>,
-    cache: Family<WebhookLabels, Counter>,
-}
-
-impl Default for WebhookMetrics {
-    /// Families registered nowhere (offline tools, tests).
-    fn default() -> Self {
-        Self {
-            evaluations: Family::default(),
-            duration: Family::new_with_constructor(latency_histogram),
-            fail_open: Family::default(),
-            cache: Family::default(),
-        }
-    }
-}
-
-impl WebhookMetrics {
-    fn register(registry: &mut Registry) -> Self {
-        let m = Self::default();
-        registry.register(
-            "warrant_webhook_evaluations",
-            "Calls to downstream webhooks, one per attempt, by result (success, error, timeout, canceled)",
-            m.evaluations.clone(),
-        );
-        registry.register(
-            "warrant_webhook_duration_seconds",
-            "Duration of each downstream webhook attempt, by result",
-            m.duration.clone(),
-        );
-        registry.register(
-            "warrant_webhook_evaluations_fail_open",
-            "NoOpinion answers caused by a downstream webhook timeout or error",
-            m.fail_open.clone(),
-        );
-        registry.register(
-            "warrant_webhook_cache_requests",
-            "Downstream webhook verdict lookups, by result (hit, miss, coalesced, stale)",
-            m.cache.clone(),
-        );
-        m
-    }
-
-    fn labels(name: &str, result: &'static str) -> WebhookLabels {
-        WebhookLabels {
-            name: name.to_owned(),
-            result,
-        }
-    }
-
-    /// Records one attempt against downstream webhook `name`.
-    pub fn record_attempt(&self, name: &str, result: &'static str, elapsed: Duration) {
-        let labels = Self::labels(name, result);
-        self.evaluations.get_or_create(&labels).inc();
-        self.duration
-            .get_or_create(&labels)
-            .observe(elapsed.as_secs_f64());
-    }
-
-    /// Records that a failure of webhook `name` yielded NoOpinion.
-    pub fn record_fail_open(&self, name: &str, result: &'static str) {
-        self.fail_open
-            .get_or_create(&Self::labels(name, result))
-            .inc();
-    }
-
-    /// Records one cache lookup of webhook `name`.
-    pub fn record_cache(&self, name: &str, result: &'static str) {
-        self.cache.get_or_create(&Self::labels(name, result)).inc();
-    }
 }
 
 /// Outcome of one configuration (or certificate) reload attempt.
@@ -169,8 +67,6 @@ impl ReloadStatus {
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    decisions: Family<DecisionLabels, Counter>,
-    failures: Family<FailureLabels, Counter>,
     attempts: Family<ResultLabels, Counter>,
     duration: Family<ResultLabels, Histogram, fn() -> Histogram>,
     http_requests: Family<CodeLabels, Counter>,
@@ -179,9 +75,7 @@ pub struct Metrics {
     config_info: Family<HashLabels, Gauge>,
     config_hash: Mutex<Option<String>>,
     audit_dropped: Counter,
-    cel: super::cel_metrics::CelMetrics,
-    guard: super::guard_metrics::GuardMetrics,
-    webhook: WebhookMetrics,
+    families: Families,
 }
 
 impl Default for Metrics {
@@ -194,18 +88,6 @@ impl Metrics {
     /// A fresh set of metrics in its own registry.
     pub fn new() -> Self {
         let mut registry = Registry::default();
-        let decisions = Family::<DecisionLabels, Counter>::default();
-        registry.register(
-            "warrant_authorization_decisions",
-            "Final Allow or Deny decisions per configured authorizer (NoOpinion is not counted, as upstream)",
-            decisions.clone(),
-        );
-        let failures = Family::<FailureLabels, Counter>::default();
-        registry.register(
-            "warrant_authorizer_failures",
-            "Authorizer errors, by the failure policy that turned them into an answer",
-            failures.clone(),
-        );
         let attempts = Family::<ResultLabels, Counter>::default();
         registry.register(
             "warrant_authorization_attempts",
@@ -250,16 +132,10 @@ impl Metrics {
             "Audit records dropped because the audit writer fell behind",
             audit_dropped.clone(),
         );
-        let cel = super::cel_metrics::CelMetrics::register(&mut registry);
-        let guard = super::guard_metrics::GuardMetrics::register(&mut registry);
-        let webhook = WebhookMetrics::register(&mut registry);
+        let families = Families::register(&mut registry);
         Self {
-            cel,
-            guard,
             registry,
-            webhook,
-            decisions,
-            failures,
+            families,
             attempts,
             duration,
             http_requests,
@@ -271,38 +147,9 @@ impl Metrics {
         }
     }
 
-    /// Records one chain answer: per-authorizer decisions and failures, and the chain result.
+    /// Records one chain answer's result and latency. Each entry of the chain recorded its own
+    /// step while it ran (through the handles it resolved from [`Metrics::families`]).
     pub fn record_answer(&self, answer: &Answer, elapsed: Duration) {
-        for step in &answer.trace {
-            self.cel.record(step);
-            self.guard.record(step);
-            let decision = match step.decision() {
-                Decision::Allow => Some("allowed"),
-                Decision::Deny => Some("denied"),
-                Decision::NoOpinion => None,
-            };
-            if let Some(decision) = decision {
-                self.decisions
-                    .get_or_create(&DecisionLabels {
-                        r#type: step.authorizer_type.as_str(),
-                        name: step.authorizer.to_string(),
-                        decision,
-                    })
-                    .inc();
-            }
-            if let StepOutcome::Failed { policy, .. } = &step.outcome {
-                self.failures
-                    .get_or_create(&FailureLabels {
-                        r#type: step.authorizer_type.as_str(),
-                        name: step.authorizer.to_string(),
-                        policy: match policy {
-                            FailurePolicy::Deny => "Deny",
-                            FailurePolicy::NoOpinion => "NoOpinion",
-                        },
-                    })
-                    .inc();
-            }
-        }
         // As upstream's `authorization_attempts_total`: an error wins over denied/no-opinion.
         let result = match answer.decision {
             Decision::Allow => "allowed",
@@ -349,9 +196,9 @@ impl Metrics {
         }
     }
 
-    /// The downstream webhook families, for [`crate::authorizer::BuildContext`].
-    pub fn webhook(&self) -> WebhookMetrics {
-        self.webhook.clone()
+    /// The per-authorizer families, for [`crate::authorizer::BuildContext`].
+    pub fn families(&self) -> Families {
+        self.families.clone()
     }
 
     /// Counts one dropped audit record.

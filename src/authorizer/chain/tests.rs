@@ -38,6 +38,10 @@ fn entry(name: &str, verdict: Option<Verdict>, policy: FailurePolicy) -> (Entry,
                 calls: calls.clone(),
             }),
             match_conditions: Default::default(),
+            metrics: EntryMetrics::unregistered(
+                AuthorizerType::AlwaysAllow,
+                &AuthorizerName::new(name).unwrap(),
+            ),
         },
         calls,
     )

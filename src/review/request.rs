@@ -5,7 +5,7 @@
 //! `k8s.io/api/authorization/{v1,v1beta1}/types.go`), so a spec with no user encodes as
 //! `{"nonResourceAttributes":{}}`; the shims here do the same. v1beta1 spells the groups `group`.
 
-use super::ApiVersion;
+use super::version::ApiVersion;
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec,
 };

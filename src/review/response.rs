@@ -1,6 +1,6 @@
 //! [`SubjectAccessReviewStatus`] to bytes, in the version of the review that was answered.
 
-use super::ApiVersion;
+use super::version::ApiVersion;
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
 use serde::Serialize;
 

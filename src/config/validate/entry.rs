@@ -413,3 +413,6 @@ fn match_conditions(
         .map(|mc| match_conditions::check(c, &e.path("matchConditions"), mc))
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests;

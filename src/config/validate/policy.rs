@@ -65,6 +65,8 @@ pub(super) fn check(
     (c.errors.len() == before).then_some(PolicySpec { rules: out })
 }
 
+/// One rule at path `p` (line `rl`): every field is checked, in this order (the order errors on
+/// one line are reported in), before the rule is kept.
 fn check_rule(
     c: &mut Checker,
     p: &str,
@@ -72,101 +74,11 @@ fn check_rule(
     rule: &schema::Rule,
     names: &mut HashSet<String>,
 ) -> Option<PolicyRule> {
-    let name = match &rule.name {
-        None => {
-            c.push(rl, format!("{p}.name"), ErrorKind::Required(None));
-            None
-        }
-        Some(n) => match RuleName::new(&n.value) {
-            Err(NameError::Empty) => {
-                c.push(line(n), format!("{p}.name"), ErrorKind::Required(None));
-                None
-            }
-            Err(NameError::Format(m)) => {
-                c.push(line(n), format!("{p}.name"), invalid(&n.value, m));
-                None
-            }
-            Ok(_) if !names.insert(n.value.clone()) => {
-                c.push(
-                    line(n),
-                    format!("{p}.name"),
-                    ErrorKind::Duplicate(n.value.clone()),
-                );
-                None
-            }
-            Ok(v) => Some(v),
-        },
-    };
-    let effect = match &rule.effect {
-        None => {
-            c.push(rl, format!("{p}.effect"), ErrorKind::Required(None));
-            None
-        }
-        Some(e) => match e.value.as_str() {
-            "Allow" => Some(Effect::Allow),
-            "Deny" => Some(Effect::Deny),
-            other => {
-                c.push(
-                    line(e),
-                    format!("{p}.effect"),
-                    ErrorKind::NotSupported {
-                        value: other.into(),
-                        supported: vec!["Allow", "Deny"],
-                        detail: None,
-                    },
-                );
-                None
-            }
-        },
-    };
-    let expression = match &rule.expression {
-        None => {
-            c.push(rl, format!("{p}.expression"), ErrorKind::Required(None));
-            None
-        }
-        Some(e) if e.value.trim().is_empty() => {
-            c.push(
-                line(e),
-                format!("{p}.expression"),
-                ErrorKind::Required(None),
-            );
-            None
-        }
-        Some(e) => match Expression::compile(&e.value, Variables::RequestAndNow) {
-            Ok(x) => Some(x),
-            Err(err) => {
-                c.push(line(e), format!("{p}.expression"), invalid(&e.value, err));
-                None
-            }
-        },
-    };
-    let message = match &rule.message {
-        Some(m) if !m.value.trim().is_empty() => Some(m.value.clone()),
-        Some(m) => {
-            c.push(line(m), format!("{p}.message"), ErrorKind::Required(None));
-            None
-        }
-        None => {
-            c.push(
-                rl,
-                format!("{p}.message"),
-                ErrorKind::Required(Some(
-                    "the reason a user is shown when this rule decides".into(),
-                )),
-            );
-            None
-        }
-    };
-    let code = match &rule.code {
-        None => Some(None),
-        Some(k) => match Code::new(&k.value) {
-            Ok(code) => Some(Some(code)),
-            Err(e) => {
-                c.push(line(k), format!("{p}.code"), invalid(&k.value, e));
-                None
-            }
-        },
-    };
+    let name = check_name(c, p, rl, rule.name.as_ref(), names);
+    let effect = check_effect(c, p, rl, rule.effect.as_ref());
+    let expression = check_expression(c, p, rl, rule.expression.as_ref());
+    let message = check_message(c, p, rl, rule.message.as_ref());
+    let code = check_code(c, p, rule.code.as_ref());
     Some(PolicyRule {
         name: name?,
         effect: effect?,
@@ -174,4 +86,102 @@ fn check_rule(
         message: message?,
         code: code?,
     })
+}
+
+/// `name`: required, a valid [`RuleName`], unique within the policy.
+fn check_name(
+    c: &mut Checker,
+    p: &str,
+    rl: u32,
+    n: Option<&At<String>>,
+    names: &mut HashSet<String>,
+) -> Option<RuleName> {
+    let path = format!("{p}.name");
+    let Some(n) = n else {
+        c.push(rl, path, ErrorKind::Required(None));
+        return None;
+    };
+    match RuleName::new(&n.value) {
+        Err(NameError::Empty) => c.push(line(n), path, ErrorKind::Required(None)),
+        Err(NameError::Format(m)) => c.push(line(n), path, invalid(&n.value, m)),
+        Ok(_) if !names.insert(n.value.clone()) => {
+            c.push(line(n), path, ErrorKind::Duplicate(n.value.clone()))
+        }
+        Ok(v) => return Some(v),
+    }
+    None
+}
+
+/// The effects, in the order `Unsupported value` lists them.
+const EFFECTS: [Effect; 2] = [Effect::Allow, Effect::Deny];
+
+/// `effect`: required, `Allow` or `Deny`.
+fn check_effect(c: &mut Checker, p: &str, rl: u32, e: Option<&At<String>>) -> Option<Effect> {
+    let Some(e) = e else {
+        c.push(rl, format!("{p}.effect"), ErrorKind::Required(None));
+        return None;
+    };
+    let effect = EFFECTS.into_iter().find(|x| x.as_str() == e.value);
+    if effect.is_none() {
+        c.push(
+            line(e),
+            format!("{p}.effect"),
+            ErrorKind::NotSupported {
+                value: e.value.clone(),
+                supported: EFFECTS.map(Effect::as_str).to_vec(),
+                detail: None,
+            },
+        );
+    }
+    effect
+}
+
+/// `expression`: required, a CEL bool over `request` and `now`.
+fn check_expression(
+    c: &mut Checker,
+    p: &str,
+    rl: u32,
+    e: Option<&At<String>>,
+) -> Option<Expression> {
+    let path = format!("{p}.expression");
+    match e {
+        None => c.push(rl, path, ErrorKind::Required(None)),
+        Some(e) if e.value.trim().is_empty() => c.push(line(e), path, ErrorKind::Required(None)),
+        Some(e) => match Expression::compile(&e.value, Variables::RequestAndNow) {
+            Ok(x) => return Some(x),
+            Err(err) => c.push(line(e), path, invalid(&e.value, err)),
+        },
+    }
+    None
+}
+
+/// `message`: required and not blank.
+fn check_message(c: &mut Checker, p: &str, rl: u32, m: Option<&At<String>>) -> Option<String> {
+    let path = format!("{p}.message");
+    match m {
+        Some(m) if !m.value.trim().is_empty() => return Some(m.value.clone()),
+        Some(m) => c.push(line(m), path, ErrorKind::Required(None)),
+        None => c.push(
+            rl,
+            path,
+            ErrorKind::Required(Some(
+                "the reason a user is shown when this rule decides".into(),
+            )),
+        ),
+    }
+    None
+}
+
+/// `code`: optional, a valid [`Code`]. `None` when it is set and invalid.
+fn check_code(c: &mut Checker, p: &str, k: Option<&At<String>>) -> Option<Option<Code>> {
+    let Some(k) = k else {
+        return Some(None);
+    };
+    match Code::new(&k.value) {
+        Ok(code) => Some(Some(code)),
+        Err(e) => {
+            c.push(line(k), format!("{p}.code"), invalid(&k.value, e));
+            None
+        }
+    }
 }

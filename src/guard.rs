@@ -8,22 +8,19 @@
 //! `ALLOW`, or `ALLOW_WITH_COOLDOWN` for CRITICAL risk.
 
 pub mod assessment;
-pub mod file;
-pub mod pattern;
 pub mod rate;
-pub mod spec;
 pub mod state;
 pub mod tickets;
-pub mod window;
 
+pub use crate::config::model::guard::{GuardSpec, Level, Mode};
 pub use assessment::{Assessment, GuardCode, RiskLevel};
-pub use spec::{GuardSpec, Level, Mode};
 pub use state::{GuardShared, GuardStates};
 
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
+use crate::config::model::guard::DEFAULT_EXCLUDED_GROUPS;
+use crate::config::model::pattern;
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::Code;
-use spec::DEFAULT_EXCLUDED_GROUPS;
 use std::sync::Arc;
 use tickets::{Snapshot, Target};
 

@@ -1,7 +1,7 @@
 //! Token buckets per user and limit: `count` tokens, refilled evenly over `period`, measured on
 //! the review's `now`.
 
-use super::spec::RateLimit;
+use crate::config::model::guard::RateLimit;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -2,9 +2,9 @@
 //! configuration reload when the guard's settings and failure policy are unchanged.
 
 use super::rate::Buckets;
-use super::spec::GuardSpec;
 use super::tickets::TicketSource;
 use crate::config::FailurePolicy;
+use crate::config::model::guard::GuardSpec;
 use crate::names::AuthorizerName;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The tickets file: approved changes, reloaded when the file changes (through
 //! [`crate::file_watch::FileWatch`] when a runtime is running, read once otherwise).
 
-use super::pattern::{Pattern, any};
+use crate::config::model::pattern::{Pattern, any};
 use arc_swap::ArcSwap;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;

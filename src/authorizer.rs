@@ -7,6 +7,7 @@
 
 mod always;
 mod chain;
+pub mod deletion_guard;
 mod match_conditions;
 mod policy;
 pub mod webhook;

@@ -71,7 +71,7 @@ pub struct Verdict {
     /// Why, if the authorizer says.
     pub reason: Option<Reason>,
     /// The deletion guard's assessment (risk, level, code), for the audit record and metrics.
-    pub detail: Option<std::sync::Arc<crate::guard::Assessment>>,
+    pub detail: Option<std::sync::Arc<crate::authorizer::deletion_guard::Assessment>>,
 }
 
 impl Verdict {
@@ -85,7 +85,10 @@ impl Verdict {
     }
 
     /// The same verdict carrying a guard assessment.
-    pub fn with_detail(mut self, detail: std::sync::Arc<crate::guard::Assessment>) -> Self {
+    pub fn with_detail(
+        mut self,
+        detail: std::sync::Arc<crate::authorizer::deletion_guard::Assessment>,
+    ) -> Self {
         self.detail = Some(detail);
         self
     }

@@ -51,7 +51,7 @@ pub struct StepRecord<'a> {
     /// The deletion guard's assessment: code (`OBSERVED_<CODE>` in Observe mode), mode, risk
     /// score, risk level, protection level and reasons.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub guard: Option<&'a crate::guard::Assessment>,
+    pub guard: Option<&'a crate::authorizer::deletion_guard::Assessment>,
 }
 
 impl<'a> StepRecord<'a> {

@@ -2,8 +2,8 @@
 //! assessment, would-be denials in Observe mode included) and
 //! `warrant_guard_break_glass_total{name}`.
 
+use crate::authorizer::deletion_guard::GuardCode;
 use crate::authorizer::{Step, StepOutcome};
-use crate::guard::GuardCode;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

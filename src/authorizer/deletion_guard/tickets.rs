@@ -1,13 +1,23 @@
-//! The tickets file: approved changes, reloaded when the file changes (through
-//! [`crate::file_watch::FileWatch`] when a runtime is running, read once otherwise).
+//! Change tickets: what one ticket is and covers, the validity rules applied to it (once, in one
+//! place, for a presented ticket and for the search for a pre-authorising one), and the ticket
+//! gate, which asks for a ticket when the protection level or the risk requires one. Where the
+//! tickets come from is [`source`].
 
+pub mod source;
+
+pub use source::{Snapshot, TicketSource};
+
+use super::Case;
+use super::assessment::{GuardCode, RiskLevel};
+use super::conclusion::Finding;
+use super::error::GuardError;
+use super::scope::Target;
+use crate::config::model::guard::{GuardSpec, Level, Mode};
 use crate::config::model::pattern::{Pattern, any};
-use arc_swap::ArcSwap;
+use crate::review::Review;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Weak};
 
 /// A ticket's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -56,22 +66,94 @@ pub struct Ticket {
     pub scope: Scope,
 }
 
-/// What a request targets, for scope checks.
+/// What a ticket must carry to authorise one request.
 #[derive(Debug, Clone, Copy)]
-pub struct Target<'a> {
-    /// Namespace (`""` when cluster-scoped).
-    pub namespace: &'a str,
-    /// API group.
-    pub group: &'a str,
-    /// Plural resource.
-    pub resource: &'a str,
-    /// Object name (`""` for a collection).
-    pub name: &'a str,
-    /// The requester.
-    pub user: &'a str,
+pub struct Requirement {
+    /// The target's protection level.
+    pub level: Level,
+    /// The approvals that level needs.
+    pub approvals: u32,
+    /// When the request is judged.
+    pub now: DateTime<Utc>,
+}
+
+/// Why a ticket does not authorise a request: the first validity rule it breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// It is not approved.
+    NotApproved(Status),
+    /// It has fewer approvers than the level needs.
+    InsufficientApprovals {
+        /// How many approved it.
+        approvers: usize,
+        /// The target's protection level.
+        level: Level,
+        /// How many that level needs.
+        needed: u32,
+    },
+    /// It has expired.
+    Expired(DateTime<Utc>),
+    /// Its scope does not cover the request.
+    OutOfScope,
+}
+
+impl Rejection {
+    /// The guard code of the rejection.
+    pub fn code(self) -> GuardCode {
+        match self {
+            Rejection::NotApproved(_) => GuardCode::TicketNotApproved,
+            Rejection::InsufficientApprovals { .. } => GuardCode::InsufficientApprovals,
+            Rejection::Expired(_) => GuardCode::TicketExpired,
+            Rejection::OutOfScope => GuardCode::TicketScope,
+        }
+    }
+
+    /// What the reason says about ticket `id`.
+    pub fn message(self, id: &str) -> String {
+        match self {
+            Rejection::NotApproved(status) => format!("ticket {id} is {status:?}, not Approved"),
+            Rejection::InsufficientApprovals {
+                approvers,
+                level,
+                needed,
+            } => format!(
+                "ticket {id} has {approvers} approver(s), {} target needs {needed}",
+                level.as_str()
+            ),
+            Rejection::Expired(at) => format!("ticket {id} expired at {}", at.to_rfc3339()),
+            Rejection::OutOfScope => format!("ticket {id} does not cover this request"),
+        }
+    }
 }
 
 impl Ticket {
+    /// Applies the validity rules in order: approved, enough approvers, not expired, covering
+    /// the target. The ticket's id when it authorises the request.
+    pub fn check(&self, need: &Requirement, target: &Target<'_>) -> Result<&str, Rejection> {
+        if self.status != Status::Approved {
+            return Err(Rejection::NotApproved(self.status));
+        }
+        if (self.approvers.len() as u32) < need.approvals {
+            return Err(Rejection::InsufficientApprovals {
+                approvers: self.approvers.len(),
+                level: need.level,
+                needed: need.approvals,
+            });
+        }
+        if self.expires <= need.now {
+            return Err(Rejection::Expired(self.expires));
+        }
+        if !self.covers(target) {
+            return Err(Rejection::OutOfScope);
+        }
+        Ok(&self.id)
+    }
+
+    /// Whether the ticket names its requesters, and so authorises them without being presented.
+    pub fn pre_authorises(&self) -> bool {
+        !self.scope.requesters.is_empty()
+    }
+
     /// Whether the ticket's scope covers the target.
     pub fn covers(&self, t: &Target<'_>) -> bool {
         let pats = |v: &[String]| v.iter().map(|s| Pattern::new(s)).collect::<Vec<_>>();
@@ -88,82 +170,99 @@ impl Ticket {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TicketsFile {
-    #[serde(default)]
-    tickets: Vec<Ticket>,
-}
-
-/// The tickets as last read, or why they could not be read.
+/// What the ticket gate concluded.
 #[derive(Debug)]
-pub enum Snapshot {
-    /// Read and decoded.
-    Loaded(HashMap<String, Ticket>),
-    /// Not readable or not valid; the guard's failurePolicy applies when a ticket is needed.
-    Unreadable(String),
+pub(super) enum Ticketed {
+    /// Neither the protection level nor the risk asks for a ticket.
+    NotRequired,
+    /// A valid ticket (its id) covers the request.
+    Covered(String),
+    /// No valid ticket: the finding that stops the request.
+    Refused(Finding),
 }
 
-/// A live ticket source.
-#[derive(Debug)]
-pub struct TicketSource {
-    path: PathBuf,
-    current: ArcSwap<Snapshot>,
-}
-
-impl TicketSource {
-    /// Reads the file and, inside a tokio runtime, starts watching it. The watch stops when the
-    /// source is dropped.
-    pub fn open(path: &Path) -> Arc<Self> {
-        let source = Arc::new(Self {
-            path: path.to_path_buf(),
-            current: ArcSwap::from_pointee(read(path)),
-        });
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let weak = Arc::downgrade(&source);
-            let path = path.to_path_buf();
-            handle.spawn(watch(weak, path));
+/// The ticket gate for a case whose target is protected at `level`. A ticket is required for
+/// the levels in `requiredFor` and at HIGH or CRITICAL risk; an unreadable ticket source is a
+/// [`GuardError`] in Enforce mode and a `TICKET_SOURCE_UNAVAILABLE` finding in Observe mode.
+pub(super) fn gate(
+    spec: &GuardSpec,
+    source: Option<&TicketSource>,
+    level: Level,
+    case: &Case<'_>,
+) -> Result<Ticketed, GuardError> {
+    let settings = &spec.tickets;
+    if !settings.required_for.contains(&level) && case.risk.level < RiskLevel::High {
+        return Ok(Ticketed::NotRequired);
+    }
+    let snapshot = source.map(TicketSource::snapshot);
+    let tickets = match snapshot.as_deref() {
+        None => None,
+        Some(Snapshot::Loaded(tickets)) => Some(tickets),
+        Some(Snapshot::Unreadable(e)) if spec.mode == Mode::Enforce => return Err(e.clone()),
+        Some(Snapshot::Unreadable(e)) => {
+            return Ok(Ticketed::Refused(Finding::new(
+                GuardCode::TicketSourceUnavailable,
+                e.to_string(),
+            )));
         }
-        source
-    }
-
-    /// The current snapshot.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.current.load_full()
-    }
-
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Reads the file again.
-    pub fn reload(&self) {
-        self.current.store(Arc::new(read(&self.path)));
-    }
-}
-
-async fn watch(source: Weak<TicketSource>, path: PathBuf) {
-    let mut w = crate::file_watch::FileWatch::new(&[&path], Default::default());
-    loop {
-        // Wake at least every few seconds to notice the source being dropped.
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), w.changed()).await;
-        let Some(s) = source.upgrade() else { return };
-        let next = read(&path);
-        if let (Snapshot::Unreadable(e), _) = (&next, ()) {
-            tracing::warn!(file = %path.display(), error = %e, "tickets file unreadable");
-        }
-        s.current.store(Arc::new(next));
-    }
-}
-
-fn read(path: &Path) -> Snapshot {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => return Snapshot::Unreadable(format!("cannot read {}: {e}", path.display())),
     };
-    match serde_saphyr::from_str::<TicketsFile>(&text) {
-        Ok(f) => Snapshot::Loaded(f.tickets.into_iter().map(|t| (t.id.clone(), t)).collect()),
-        Err(e) => Snapshot::Unreadable(format!("{}: {e}", path.display())),
+    let need = Requirement {
+        level,
+        approvals: settings.approvals[level as usize],
+        now: case.now,
+    };
+    Ok(match presented(case.review, &settings.extra_key) {
+        Some(id) => check_presented(tickets, id, &need, &case.target),
+        None => match pre_authorising(tickets, &need, &case.target) {
+            Some(id) => Ticketed::Covered(id.to_owned()),
+            None => Ticketed::Refused(Finding::new(
+                GuardCode::MissingTicket,
+                format!(
+                    "a change ticket is required (present it as user extra {})",
+                    settings.extra_key
+                ),
+            )),
+        },
+    })
+}
+
+/// The ticket id the review presents under the user `extra` key (its first value).
+fn presented<'a>(review: &'a Review, extra_key: &str) -> Option<&'a String> {
+    review
+        .spec()
+        .extra
+        .as_ref()
+        .and_then(|x| x.get(extra_key))
+        .and_then(|v| v.first())
+}
+
+/// The presented ticket `id`, looked up and checked; every finding names it.
+fn check_presented(
+    tickets: Option<&HashMap<String, Ticket>>,
+    id: &str,
+    need: &Requirement,
+    target: &Target<'_>,
+) -> Ticketed {
+    let refused = |code, message| {
+        Ticketed::Refused(Finding::new(code, message).with_ticket(Some(id.to_owned())))
+    };
+    match tickets.and_then(|t| t.get(id)) {
+        None => refused(GuardCode::TicketNotFound, format!("ticket {id} not found")),
+        Some(ticket) => match ticket.check(need, target) {
+            Ok(_) => Ticketed::Covered(id.to_owned()),
+            Err(r) => refused(r.code(), r.message(id)),
+        },
     }
+}
+
+/// A valid ticket that names the requester, when none is presented.
+fn pre_authorising<'a>(
+    tickets: Option<&'a HashMap<String, Ticket>>,
+    need: &Requirement,
+    target: &Target<'_>,
+) -> Option<&'a str> {
+    tickets?
+        .values()
+        .filter(|t| t.pre_authorises())
+        .find_map(|t| t.check(need, target).ok())
 }

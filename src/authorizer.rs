@@ -7,6 +7,7 @@
 
 mod always;
 mod chain;
+pub mod deletion_guard;
 mod match_conditions;
 pub mod metrics;
 mod policy;
@@ -95,7 +96,7 @@ pub enum AuthorizerError {
     MatchConditions(Vec<String>),
     /// The deletion guard could not decide (its ticket source is unreadable).
     #[error("{0}")]
-    Guard(String),
+    Guard(#[from] deletion_guard::GuardError),
     /// A policy rule failed to evaluate.
     #[error("rule {rule}: {detail}")]
     Rule {

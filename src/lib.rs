@@ -18,7 +18,6 @@ pub mod clock;
 pub mod config;
 pub mod decision;
 pub mod file_watch;
-pub mod guard;
 pub mod names;
 pub mod reload;
 pub mod review;

@@ -73,7 +73,7 @@ pub struct Entry {
 pub struct Chain {
     entries: Box<[Entry]>,
     webhooks: WebhookStates,
-    guards: crate::guard::GuardStates,
+    guards: super::deletion_guard::GuardStates,
 }
 
 /// What happened at one authorizer.
@@ -198,7 +198,7 @@ impl Chain {
     /// `ctx.previous` where it still applies.
     pub fn build_in(config: &Config, ctx: &BuildContext<'_>) -> Result<Self, BuildError> {
         let mut webhooks = WebhookStates::default();
-        let mut guards = crate::guard::GuardStates::default();
+        let mut guards = super::deletion_guard::GuardStates::default();
         let mut entries = Vec::with_capacity(config.authorizers.len());
         for a in &config.authorizers {
             let authorizer_type = a.spec.authorizer_type();
@@ -213,10 +213,13 @@ impl Chain {
                 }
                 AuthorizerSpec::DeletionGuard(g) => {
                     let previous = ctx.previous.and_then(|c| c.guards.get(&a.name));
-                    let shared =
-                        crate::guard::GuardShared::reuse_or_new(previous, g, a.failure_policy);
+                    let shared = super::deletion_guard::GuardShared::reuse_or_new(
+                        previous,
+                        g,
+                        a.failure_policy,
+                    );
                     guards.insert(a.name.clone(), shared.clone());
-                    Box::new(crate::guard::DeletionGuard::new(
+                    Box::new(super::deletion_guard::DeletionGuard::new(
                         shared,
                         &a.name,
                         &ctx.metrics,

@@ -1,6 +1,12 @@
 //! The validated configuration: what a chain is built from. Holding a [`Config`] means every
 //! upstream and warrant rule has been checked.
 
+pub mod guard;
+pub mod pattern;
+pub mod window;
+
+pub use guard::GuardSpec;
+
 use crate::cel::Expression;
 use crate::names::{AuthorizerName, Code, RuleName};
 use crate::review::ApiVersion;
@@ -84,7 +90,7 @@ pub enum AuthorizerSpec {
     /// A downstream SubjectAccessReview webhook (upstream's `webhook:` block).
     Webhook(WebhookConfig),
     /// The deletion guard (warrant.dev only).
-    DeletionGuard(Box<crate::guard::GuardSpec>),
+    DeletionGuard(Box<GuardSpec>),
 }
 
 /// The validated `webhook:` block of a `Webhook` authorizer, defaults applied. Its failure

@@ -3,6 +3,8 @@
 //! optional here so that validation, not decoding, reports what is missing, with upstream's
 //! messages; unknown fields are decoding errors. Values carry their YAML location.
 
+pub mod guard;
+
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
@@ -48,7 +50,7 @@ pub struct Authorizer {
     pub policy: Option<At<Policy>>,
     /// warrant.dev only: the settings of a `DeletionGuard` authorizer.
     #[serde(default)]
-    pub guard: Option<At<crate::guard::file::GuardFile>>,
+    pub guard: Option<At<guard::GuardFile>>,
 }
 
 /// The `policy` block of a `Policy` authorizer.

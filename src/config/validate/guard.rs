@@ -5,11 +5,11 @@
 use super::{Checker, invalid, line};
 use crate::config::duration::GoDuration;
 use crate::config::error::ErrorKind;
+use crate::config::model::guard::*;
+use crate::config::model::pattern::Pattern;
+use crate::config::model::window::{Freeze, Weekly, parse_day};
 use crate::config::schema::At;
-use crate::guard::file::{self, GuardFile};
-use crate::guard::pattern::Pattern;
-use crate::guard::spec::*;
-use crate::guard::window::{Freeze, Weekly, parse_day};
+use crate::config::schema::guard::{self as file, GuardFile};
 use chrono::{DateTime, NaiveTime, Utc, Weekday};
 use chrono_tz::Tz;
 use std::path::Path;

@@ -1,4 +1,5 @@
-//! Name patterns: exact names or `*` wildcards (`prod-*`, `*-db`, `*`).
+//! Name patterns: exact names or `*` wildcards (`prod-*`, `*-db`, `*`), as the deletion guard's
+//! settings and its change tickets name namespaces, objects and users.
 
 /// A compiled name pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

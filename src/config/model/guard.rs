@@ -1,6 +1,8 @@
-//! The validated settings of a `DeletionGuard` authorizer (built by `config::validate::guard`).
+//! The validated settings of a `DeletionGuard` authorizer (built by `config::validate::guard`
+//! from [`crate::config::schema::guard`]). What the guard does with them at run time belongs to
+//! `authorizer::deletion_guard`.
 
-use super::pattern::Pattern;
+use super::pattern::{self, Pattern};
 use super::window::{Freeze, Weekly};
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -108,7 +110,7 @@ pub struct Principals {
 impl Principals {
     /// Whether the user or one of its groups is named.
     pub fn contains(&self, user: &str, groups: &[String]) -> bool {
-        super::pattern::any(&self.users, user) || groups.iter().any(|g| self.groups.contains(g))
+        pattern::any(&self.users, user) || groups.iter().any(|g| self.groups.contains(g))
     }
 }
 

@@ -2,7 +2,7 @@
 //! `warrant_guard_decisions_total{name,code,mode}` (every assessment, would-be denials in Observe
 //! mode included) and `warrant_guard_break_glass_total{name}`.
 
-use super::assessment::{Assessment, GuardCode};
+use super::assessment::GuardCode;
 use crate::authorizer::metrics::{ByResult, Families, GuardDecisionLabels, Handle, NameLabels};
 use crate::names::AuthorizerName;
 use prometheus_client::metrics::counter::Counter;
@@ -52,12 +52,12 @@ impl GuardMetrics {
         }
     }
 
-    /// Records one assessment.
-    pub fn record(&self, a: &Assessment) {
-        if a.code == GuardCode::BreakGlass {
+    /// Records one assessment by its code (without the `OBSERVED_` prefix).
+    pub fn record(&self, code: GuardCode) {
+        if code == GuardCode::BreakGlass {
             self.break_glass.get().inc();
         }
-        self.decisions.with(a.code.as_str(), |c| {
+        self.decisions.with(code.as_str(), |c| {
             c.inc();
         });
     }

@@ -1,7 +1,12 @@
-//! Token buckets per user and limit: `count` tokens, refilled evenly over `period`, measured on
-//! the review's `now`.
+//! Rate limits: token buckets per user and limit (`count` tokens, refilled evenly over
+//! `period`, measured on the review's `now`), and the gate that answers `RATE_LIMITED` when a
+//! bucket is empty. The buckets are one of the few pieces of mutable state and have one owner,
+//! the guard's [`super::GuardShared`].
 
-use super::spec::RateLimit;
+use super::Case;
+use super::assessment::GuardCode;
+use super::conclusion::Finding;
+use crate::config::model::guard::RateLimit;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -51,4 +56,25 @@ impl Buckets {
             false
         }
     }
+}
+
+/// `RATE_LIMITED` at the first limit covering the target whose bucket for the requester is
+/// empty. Every covering limit up to that one spends a token.
+pub(super) fn gate(buckets: &Buckets, limits: &[RateLimit], case: &Case<'_>) -> Option<Finding> {
+    let t = &case.target;
+    let (_, limit) = limits.iter().enumerate().find(|(i, limit)| {
+        limit.kind.covers(t.group, t.resource) && !buckets.take(*i, limit, t.user, case.now)
+    })?;
+    let kind = if limit.kind.resource == "*" {
+        "destructive requests".to_owned()
+    } else {
+        format!("{} deletions", limit.kind.resource)
+    };
+    Some(Finding::new(
+        GuardCode::RateLimited,
+        format!(
+            "rate limit of {} {kind} per {:?} for {} exceeded",
+            limit.count, limit.period, t.user
+        ),
+    ))
 }

@@ -1,5 +1,6 @@
 //! Weekly windows in an IANA time zone (a window whose end is before its start crosses
-//! midnight and belongs to the day it starts on) and dated freezes.
+//! midnight and belongs to the day it starts on) and dated freezes: the time values of the
+//! deletion guard's settings. The gate that applies them is `authorizer::deletion_guard::windows`.
 
 use chrono::{DateTime, Datelike, Duration, NaiveTime, Utc, Weekday};
 use chrono_tz::Tz;

@@ -1,10 +1,11 @@
 //! Guard state that outlives one chain: rate-limit buckets and the ticket source carry over a
-//! configuration reload when the guard's settings and failure policy are unchanged.
+//! configuration reload when the guard's settings and failure policy are unchanged. The chain
+//! keeps the [`GuardStates`] of the guards it built, so that the next build can find them.
 
 use super::rate::Buckets;
-use super::spec::GuardSpec;
 use super::tickets::TicketSource;
 use crate::config::FailurePolicy;
+use crate::config::model::guard::GuardSpec;
 use crate::names::AuthorizerName;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,7 +1,8 @@
 //! What the guard concluded about one review: its code, the risk score and level with the
-//! reasons, as the audit record and the answer's reason show them.
+//! reasons, as the audit record and the answer's reason show them. Computing them is the
+//! pipeline's business; this module owns the vocabulary and the audit shape.
 
-use super::spec::{Level, Mode};
+use crate::config::model::guard::{Level, Mode};
 use serde::Serialize;
 
 /// The guard's decision codes.

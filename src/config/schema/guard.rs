@@ -1,5 +1,6 @@
-//! The `guard:` block as written (strict: unknown fields are decoding errors with their line).
-//! Validation into [`super::spec::GuardSpec`] is `config::validate::guard`.
+//! The `guard:` block of a `DeletionGuard` authorizer as written (strict: unknown fields are
+//! decoding errors with their line). Validation into [`crate::config::model::guard::GuardSpec`]
+//! is `config::validate::guard`; the runtime is `authorizer::deletion_guard`.
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;

@@ -1,0 +1,93 @@
+//! From the gates' [`Finding`] to the verdict: the decision the mode gives it, the reason
+//! (`observed, not enforced: ` before a would-be denial in Observe mode, `(risk X score N:
+//! reasons)` after every message, the `OBSERVED_<CODE>` code) and the [`Assessment`] attached
+//! for audit and metrics.
+
+use super::assessment::{Assessment, GuardCode, RiskLevel};
+use super::risk::Risk;
+use crate::config::model::guard::Mode;
+use crate::decision::{Decision, Reason, Verdict};
+use crate::names::Code;
+use std::sync::Arc;
+
+/// What the gates found: a code, its message (before the risk suffix) and the ticket used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Finding {
+    /// The code.
+    pub(super) code: GuardCode,
+    /// The message, without the Observe prefix and the risk suffix.
+    pub(super) message: String,
+    /// The ticket presented or found, if any.
+    pub(super) ticket: Option<String>,
+}
+
+impl Finding {
+    /// A finding without a ticket.
+    pub(super) fn new(code: GuardCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            ticket: None,
+        }
+    }
+
+    /// The same finding naming the ticket used.
+    pub(super) fn with_ticket(mut self, ticket: Option<String>) -> Self {
+        self.ticket = ticket;
+        self
+    }
+
+    /// Every gate passed: `ALLOW`, or `ALLOW_WITH_COOLDOWN` at CRITICAL risk.
+    pub(super) fn passed(risk: RiskLevel, ticket: Option<String>) -> Self {
+        let finding = if risk == RiskLevel::Critical {
+            Self::new(
+                GuardCode::AllowWithCooldown,
+                "critical change: stands aside (cool-down applies at admission)",
+            )
+        } else {
+            Self::new(GuardCode::Allow, "checks passed")
+        };
+        finding.with_ticket(ticket)
+    }
+}
+
+/// The verdict for a finding: Deny for a denial in Enforce mode, NoOpinion otherwise, with the
+/// reason and the assessment.
+pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
+    let denies = finding.code.denies();
+    let decision = if denies && mode == Mode::Enforce {
+        Decision::Deny
+    } else {
+        Decision::NoOpinion
+    };
+    let observed = if mode == Mode::Observe && denies {
+        "observed, not enforced: "
+    } else {
+        ""
+    };
+    let message = format!(
+        "{observed}{} (risk {} score {}{}{})",
+        finding.message,
+        risk.level.as_str(),
+        risk.score,
+        if risk.reasons.is_empty() { "" } else { ": " },
+        risk.reasons.join(", ")
+    );
+    let audit_code = Assessment::audit_code_for(mode, finding.code);
+    let reason = Reason {
+        rule: None,
+        message,
+        code: Code::new(&audit_code).ok(),
+    };
+    let assessment = Assessment {
+        mode,
+        code: finding.code,
+        audit_code,
+        risk_score: risk.score,
+        risk_level: risk.level,
+        protection: risk.protection,
+        risk_reasons: risk.reasons,
+        ticket: finding.ticket,
+    };
+    Verdict::new(decision, reason).with_detail(Arc::new(assessment))
+}

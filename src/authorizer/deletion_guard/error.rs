@@ -1,0 +1,42 @@
+//! [`GuardError`]: why the deletion guard could not decide (its ticket source is unreadable in
+//! Enforce mode). The chain turns it into an answer through the entry's `failurePolicy`; Observe
+//! mode reports the same text as a `TICKET_SOURCE_UNAVAILABLE` finding instead.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Why the deletion guard could not decide. Renders as one line, usable in `evaluationError`
+/// and in a Deny reason.
+///
+/// The kept causes sit in an [`Arc`] so that the error is `Clone`, and errors compare by kind
+/// and rendered text (neither `std::io::Error` nor the YAML error is comparable): two errors
+/// that read alike are alike to every reader of reasons, `evaluationError` and audit records.
+#[derive(Debug, Clone, Error)]
+pub enum GuardError {
+    /// The tickets file could not be read.
+    #[error("ticket source unavailable: cannot read {}: {source}", path.display())]
+    TicketsUnreadable {
+        /// The tickets file.
+        path: PathBuf,
+        /// Why it could not be read.
+        source: Arc<std::io::Error>,
+    },
+    /// The tickets file is not a valid tickets file.
+    #[error("ticket source unavailable: {}: {source}", path.display())]
+    TicketsInvalid {
+        /// The tickets file.
+        path: PathBuf,
+        /// Why it does not decode.
+        source: Arc<serde_saphyr::Error>,
+    },
+}
+
+impl PartialEq for GuardError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for GuardError {}

@@ -1,0 +1,379 @@
+//! The guard's pipeline, gate by gate, on small configurations: the ticket rules applied once
+//! for presented and pre-authorising tickets, the failure of an unreadable ticket source per
+//! mode, and the reason and assessment shapes.
+
+use super::tickets::{Rejection, Requirement, Scope, Status, Ticket};
+use super::*;
+use crate::config::{AuthorizerSpec, FailurePolicy};
+use std::path::Path;
+
+const SPEC: &str = r#"
+apiVersion: warrant.dev/v1alpha1
+kind: AuthorizationConfiguration
+authorizers:
+- type: DeletionGuard
+  name: guard
+  guard:
+    mode: MODE
+    businessHours: {days: [Sat], start: "00:00", end: "01:00"}
+    protectedNamespaces: [{names: [production], level: critical}, {names: [staging], level: high}]
+    breakGlassGroups: [sre-break-glass]
+    tickets: {file: TICKETS, requiredFor: [high, critical], approvals: {high: 1, critical: 2}}
+    rateLimits: [{resource: namespaces, count: 1, per: 1h}]
+"#;
+
+/// 2026-12-02 is a Wednesday.
+const NOW: &str = "2026-12-02T10:00:00Z";
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+}
+
+/// A guard in `mode` whose tickets file is `tickets` (resolved against `dir`).
+#[track_caller]
+fn guard(mode: &str, dir: &Path, tickets: &str) -> DeletionGuard {
+    let yaml = SPEC.replace("MODE", mode).replace("TICKETS", tickets);
+    let file = dir.join("authz.yaml");
+    let loaded = crate::config::parse(&file.to_string_lossy(), yaml.as_bytes()).unwrap();
+    let AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("not a guard: {:?}", loaded.config.authorizers[0].spec);
+    };
+    DeletionGuard::new(
+        GuardShared::new(spec, FailurePolicy::Deny),
+        &crate::names::AuthorizerName::new("guard").unwrap(),
+        &Default::default(),
+    )
+}
+
+/// A delete of `resource` (`deployments.apps/web`) in `namespace` by `user`, presenting
+/// `ticket` when given.
+#[track_caller]
+fn delete(
+    namespace: &str,
+    resource: &str,
+    user: &str,
+    groups: &[&str],
+    ticket: Option<&str>,
+) -> Input {
+    let (kind, name) = resource.split_once('/').unwrap();
+    let (res, group) = kind.split_once('.').unwrap_or((kind, ""));
+    let mut spec = serde_json::json!({
+        "user": user, "groups": groups,
+        "resourceAttributes": {"verb": "delete", "group": group, "resource": res, "name": name, "namespace": namespace},
+    });
+    if let Some(t) = ticket {
+        spec["extra"] = serde_json::json!({"warrant.dev/ticket": [t]});
+    }
+    let body = serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec});
+    Input {
+        review: crate::review::decode(body.to_string().as_bytes()).unwrap(),
+        now: at(NOW),
+    }
+}
+
+/// (decision, reason message, reason code, assessment ticket).
+#[track_caller]
+fn judged(g: &DeletionGuard, input: &Input) -> (Decision, String, String, Option<String>) {
+    let v = g.judge(input).unwrap();
+    let reason = v.reason.unwrap();
+    // The assessment as the audit record shows it (the verdict carries it as an opaque detail).
+    let detail = v.detail.unwrap();
+    assert_eq!(detail.audit_key(), "guard");
+    let detail = detail.audit_value();
+    let audit_code = detail["code"].as_str().unwrap().to_owned();
+    assert_eq!(
+        Some(audit_code.as_str()),
+        reason.code.as_ref().map(|c| c.as_str())
+    );
+    let ticket = detail
+        .get("ticket")
+        .and_then(|t| t.as_str())
+        .map(str::to_owned);
+    (v.decision, reason.message, audit_code, ticket)
+}
+
+fn tickets_file(dir: &Path, text: &str) {
+    std::fs::write(dir.join("tickets.yaml"), text).unwrap();
+}
+
+const TICKETS: &str = r#"
+tickets:
+- {id: OK, status: Approved, approvers: [a, b], expires: "2027-01-01T00:00:00Z"}
+- {id: PENDING, status: Pending, approvers: [a, b], expires: "2020-01-01T00:00:00Z"}
+- {id: ONE, status: Approved, approvers: [a], expires: "2020-01-01T00:00:00Z"}
+- {id: OLD, status: Approved, approvers: [a, b], expires: "2026-12-01T00:00:00Z", scope: {namespaces: [other]}}
+- {id: ELSEWHERE, status: Approved, approvers: [a, b], expires: "2027-01-01T00:00:00Z", scope: {namespaces: [other]}}
+- {id: FOR-BOB, status: Approved, approvers: [a, b], expires: "2027-01-01T00:00:00Z", scope: {requesters: [bob]}}
+- {id: FOR-CAROL-EXPIRED, status: Approved, approvers: [a, b], expires: "2026-12-01T00:00:00Z", scope: {requesters: [carol]}}
+"#;
+
+#[test]
+fn ticket_rules_apply_once_in_order() {
+    let target = Target {
+        verb: "delete",
+        namespace: "production",
+        group: "apps",
+        resource: "deployments",
+        name: "web",
+        user: "alice",
+        groups: &[],
+    };
+    let need = Requirement {
+        level: Level::Critical,
+        approvals: 2,
+        now: at(NOW),
+    };
+    let ticket = |status, approvers: &[&str], expires: &str, namespaces: &[&str]| Ticket {
+        id: "T".into(),
+        status,
+        approvers: approvers.iter().map(|a| a.to_string()).collect(),
+        expires: at(expires),
+        scope: Scope {
+            namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+            ..Scope::default()
+        },
+    };
+    let rows: [(&str, Ticket, Result<&str, Rejection>); 5] = [
+        (
+            "valid",
+            ticket(Status::Approved, &["a", "b"], "2027-01-01T00:00:00Z", &[]),
+            Ok("T"),
+        ),
+        (
+            "status before everything",
+            ticket(Status::Rejected, &[], "2020-01-01T00:00:00Z", &["other"]),
+            Err(Rejection::NotApproved(Status::Rejected)),
+        ),
+        (
+            "approvals before expiry",
+            ticket(Status::Approved, &["a"], "2020-01-01T00:00:00Z", &["other"]),
+            Err(Rejection::InsufficientApprovals {
+                approvers: 1,
+                level: Level::Critical,
+                needed: 2,
+            }),
+        ),
+        (
+            "expiry before scope",
+            ticket(Status::Approved, &["a", "b"], NOW, &["other"]),
+            Err(Rejection::Expired(at(NOW))),
+        ),
+        (
+            "scope last",
+            ticket(
+                Status::Approved,
+                &["a", "b"],
+                "2027-01-01T00:00:00Z",
+                &["other"],
+            ),
+            Err(Rejection::OutOfScope),
+        ),
+    ];
+    for (name, ticket, want) in rows {
+        assert_eq!(ticket.check(&need, &target), want, "{name}");
+    }
+    let r = Rejection::InsufficientApprovals {
+        approvers: 1,
+        level: Level::Critical,
+        needed: 2,
+    };
+    assert_eq!(r.code(), GuardCode::InsufficientApprovals);
+    assert_eq!(
+        r.message("CHG-1"),
+        "ticket CHG-1 has 1 approver(s), critical target needs 2"
+    );
+}
+
+/// A delete in `production` by `user` presenting `ticket` is judged `code` with `message`
+/// (before the risk suffix), naming `used` as its ticket.
+#[track_caller]
+fn expect_ticket(
+    g: &DeletionGuard,
+    (user, ticket): (&str, Option<&str>),
+    (code, message): (&str, &str),
+    used: Option<&str>,
+) {
+    let (decision, got_message, got_code, got_used) =
+        judged(g, &delete("production", "configmaps/x", user, &[], ticket));
+    let want_decision = if code == "ALLOW" {
+        Decision::NoOpinion
+    } else {
+        Decision::Deny
+    };
+    assert_eq!(decision, want_decision);
+    assert_eq!(
+        got_message,
+        format!("{message} (risk MEDIUM score 40: critical namespace production +40)")
+    );
+    assert_eq!(got_code, code);
+    assert_eq!(got_used.as_deref(), used);
+}
+
+#[test]
+fn presented_and_pre_authorising_tickets_follow_the_same_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    tickets_file(dir.path(), TICKETS);
+    let g = guard("Enforce", dir.path(), "tickets.yaml");
+    let missing = "a change ticket is required (present it as user extra warrant.dev/ticket)";
+
+    // Presented tickets: every finding names the ticket.
+    let alice = |t| ("alice", Some(t));
+    expect_ticket(&g, alice("OK"), ("ALLOW", "checks passed"), Some("OK"));
+    let not_found = ("TICKET_NOT_FOUND", "ticket NOPE not found");
+    expect_ticket(&g, alice("NOPE"), not_found, Some("NOPE"));
+    let pending = (
+        "TICKET_NOT_APPROVED",
+        "ticket PENDING is Pending, not Approved",
+    );
+    expect_ticket(&g, alice("PENDING"), pending, Some("PENDING"));
+    let one = (
+        "INSUFFICIENT_APPROVALS",
+        "ticket ONE has 1 approver(s), critical target needs 2",
+    );
+    expect_ticket(&g, alice("ONE"), one, Some("ONE"));
+    let old = (
+        "TICKET_EXPIRED",
+        "ticket OLD expired at 2026-12-01T00:00:00+00:00",
+    );
+    expect_ticket(&g, alice("OLD"), old, Some("OLD"));
+    let elsewhere = (
+        "TICKET_SCOPE",
+        "ticket ELSEWHERE does not cover this request",
+    );
+    expect_ticket(&g, alice("ELSEWHERE"), elsewhere, Some("ELSEWHERE"));
+
+    // None presented: only a valid ticket naming the requester pre-authorises.
+    let passed = ("ALLOW", "checks passed");
+    expect_ticket(&g, ("bob", None), passed, Some("FOR-BOB"));
+    expect_ticket(&g, ("alice", None), ("MISSING_TICKET", missing), None);
+    expect_ticket(&g, ("carol", None), ("MISSING_TICKET", missing), None);
+}
+
+#[test]
+fn an_unreadable_ticket_source_fails_in_enforce_and_is_observed_in_observe() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.yaml");
+    let input = delete("production", "configmaps/x", "alice", &[], Some("OK"));
+    let err = guard("Enforce", dir.path(), "missing.yaml")
+        .judge(&input)
+        .unwrap_err();
+    assert!(matches!(
+        &err,
+        AuthorizerError::Guard(GuardError::TicketsUnreadable { path, .. }) if *path == missing
+    ));
+    let io = std::fs::read_to_string(&missing).unwrap_err();
+    let rendered = err.to_string();
+    assert_eq!(
+        rendered,
+        format!(
+            "ticket source unavailable: cannot read {}: {io}",
+            missing.display()
+        )
+    );
+    assert_eq!(err.clone(), err);
+
+    let (decision, message, code, ticket) =
+        judged(&guard("Observe", dir.path(), "missing.yaml"), &input);
+    assert_eq!(decision, Decision::NoOpinion);
+    assert_eq!(code, "OBSERVED_TICKET_SOURCE_UNAVAILABLE");
+    assert_eq!(ticket, None);
+    assert_eq!(
+        message,
+        format!(
+            "observed, not enforced: {rendered} (risk MEDIUM score 40: critical namespace production +40)"
+        )
+    );
+}
+
+#[test]
+fn an_invalid_tickets_file_renders_path_then_yaml_error() {
+    let dir = tempfile::tempdir().unwrap();
+    tickets_file(dir.path(), "tickets: [{id: X, colour: red}]\n");
+    let input = delete("production", "configmaps/x", "alice", &[], Some("X"));
+    let err = guard("Enforce", dir.path(), "tickets.yaml")
+        .judge(&input)
+        .unwrap_err();
+    let AuthorizerError::Guard(GuardError::TicketsInvalid { path, source }) = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(
+        err.to_string(),
+        format!("ticket source unavailable: {}: {source}", path.display())
+    );
+    assert_ne!(
+        err,
+        AuthorizerError::Guard(GuardError::TicketsUnreadable {
+            path: path.clone(),
+            source: Arc::new(std::io::Error::other("x")),
+        })
+    );
+}
+
+#[test]
+fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
+    let dir = tempfile::tempdir().unwrap();
+    tickets_file(dir.path(), TICKETS);
+    let enforce = guard("Enforce", dir.path(), "tickets.yaml");
+    let observe = guard("Observe", dir.path(), "tickets.yaml");
+
+    // Out of scope: no reason at all.
+    let v = enforce
+        .judge(&delete(
+            "default",
+            "pods/p",
+            "alice",
+            &["system:nodes"],
+            None,
+        ))
+        .unwrap();
+    assert_eq!(v, Verdict::bare(Decision::NoOpinion));
+
+    // Not protected, no score: the suffix has no reasons.
+    let got = judged(
+        &enforce,
+        &delete("default", "configmaps/x", "alice", &[], None),
+    );
+    assert_eq!(got.1, "target not protected (risk LOW score 0)");
+    assert_eq!(got.2, "ALLOW");
+
+    // Break-glass is not a denial: no prefix in Observe mode either.
+    let input = delete(
+        "production",
+        "configmaps/x",
+        "alice",
+        &["sre-break-glass"],
+        None,
+    );
+    let got = judged(&observe, &input);
+    assert_eq!(
+        got.1,
+        "break-glass: the guard stands aside (risk MEDIUM score 40: critical namespace production +40)"
+    );
+    assert_eq!(got.2, "BREAK_GLASS");
+
+    // A would-be denial.
+    let input = delete("staging", "configmaps/x", "alice", &[], None);
+    let got = judged(&observe, &input);
+    assert_eq!(got.0, Decision::NoOpinion);
+    assert_eq!(
+        got.1,
+        "observed, not enforced: a change ticket is required (present it as user extra warrant.dev/ticket) (risk LOW score 20: high namespace staging +20)"
+    );
+    assert_eq!(got.2, "OBSERVED_MISSING_TICKET");
+    let got = judged(&enforce, &input);
+    assert_eq!(got.0, Decision::Deny);
+    assert_eq!(got.2, "MISSING_TICKET");
+
+    // Rate limits apply to unprotected targets too: one namespace delete per hour.
+    let ns = delete("", "namespaces/scratch", "alice", &[], None);
+    assert_eq!(judged(&enforce, &ns).2, "ALLOW");
+    let got = judged(&enforce, &ns);
+    assert_eq!(
+        (got.0, got.1.as_str(), got.2.as_str()),
+        (
+            Decision::Deny,
+            "rate limit of 1 namespaces deletions per 3600s for alice exceeded (risk LOW score 0)",
+            "RATE_LIMITED"
+        )
+    );
+}

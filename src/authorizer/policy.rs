@@ -6,7 +6,7 @@
 //! matched.
 
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::cel::{Bound, Expression, SelectorUse};
+use crate::cel::{Bound, SelectorUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Verdict};
 
@@ -44,13 +44,13 @@ impl Policy {
             let mut failure = None;
             for rule in rules.iter() {
                 deadline.check()?;
-                match rule.expression.evaluate(&bound) {
+                match rule.expression.judge(&bound) {
                     Ok(true) => return Ok(Verdict::new(decision, reason(rule))),
                     Ok(false) => {}
-                    Err(e) => {
+                    Err(error) => {
                         failure.get_or_insert_with(|| AuthorizerError::Rule {
-                            rule: rule.name.to_string(),
-                            detail: eval_error(&rule.expression, &e.to_string()),
+                            rule: rule.name.clone(),
+                            error,
                         });
                     }
                 }
@@ -71,14 +71,6 @@ fn reason(rule: &PolicyRule) -> Reason {
     }
 }
 
-/// kube-apiserver's wording of an evaluation error.
-pub(crate) fn eval_error(expression: &Expression, detail: &str) -> String {
-    format!(
-        "cel evaluation error: expression '{}' resulted in error: {detail}",
-        expression.source()
-    )
-}
-
 impl Authorizer for Policy {
     fn authorize<'a>(
         &'a self,
@@ -88,3 +80,6 @@ impl Authorizer for Policy {
         Box::pin(std::future::ready(self.judge(input, deadline)))
     }
 }
+
+#[cfg(test)]
+mod tests;

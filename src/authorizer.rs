@@ -15,10 +15,14 @@ pub mod webhook;
 
 pub use always::{AlwaysAllow, AlwaysDeny};
 pub use chain::{Answer, BuildContext, BuildError, Chain, Entry, Step, StepOutcome};
-pub use match_conditions::{ConditionReport, MatchConditions, MatchOutcome};
+pub use match_conditions::{
+    ConditionError, ConditionErrors, ConditionReport, MatchConditions, MatchOutcome,
+};
 pub use policy::Policy;
 
+use crate::cel::EvaluationError;
 use crate::decision::Verdict;
+use crate::names::RuleName;
 use crate::review::Review;
 use chrono::{DateTime, Utc};
 use std::fmt;
@@ -79,7 +83,7 @@ pub trait Authorizer: Send + Sync + fmt::Debug {
 pub enum AuthorizerError {
     /// The review's deadline passed while the authorizer was still working through its
     /// conditions or rules.
-    #[error("the review deadline passed before this authorizer finished")]
+    #[error("{}", DEADLINE_PASSED)]
     DeadlinePassed,
     /// The review's deadline passed before the authorizer answered.
     #[error("no answer within the review deadline ({budget_ms} ms)")]
@@ -92,25 +96,21 @@ pub enum AuthorizerError {
     Webhook(#[from] webhook::error::WebhookError),
     /// matchConditions errored and none was false; upstream's aggregate text (one error as
     /// itself, several as `[e1, e2]`).
-    #[error("{}", aggregate(.0))]
-    MatchConditions(Vec<String>),
+    #[error("{0}")]
+    MatchConditions(#[source] ConditionErrors),
     /// The deletion guard could not decide (its ticket source is unreadable).
     #[error("{0}")]
     Guard(#[from] deletion_guard::GuardError),
     /// A policy rule failed to evaluate.
-    #[error("rule {rule}: {detail}")]
+    #[error("rule {rule}: {error}")]
     Rule {
         /// The rule.
-        rule: String,
-        /// kube-apiserver-style `cel evaluation error: ...` text.
-        detail: String,
+        rule: RuleName,
+        /// Its evaluation failure, kube-apiserver-style `cel evaluation error: ...`.
+        #[source]
+        error: EvaluationError,
     },
 }
 
-/// Renders errors as `utilerrors.NewAggregate` does.
-fn aggregate(errors: &[String]) -> String {
-    match errors {
-        [one] => one.clone(),
-        many => format!("[{}]", many.join(", ")),
-    }
-}
+/// What [`AuthorizerError::DeadlinePassed`] (and a matchCondition the deadline cut off) says.
+const DEADLINE_PASSED: &str = "the review deadline passed before this authorizer finished";

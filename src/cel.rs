@@ -85,6 +85,19 @@ pub enum EvalError {
     NotBool(String),
 }
 
+/// An expression that failed to evaluate, as kube-apiserver reports it
+/// (`k8s.io/apiserver/pkg/authorization/cel/matcher.go`): `cel evaluation error: expression
+/// '<source>' resulted in error: <detail>`. Keeps the expression and the [`EvalError`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("cel evaluation error: expression '{expression}' resulted in error: {cause}")]
+pub struct EvaluationError {
+    /// The expression's source text.
+    pub expression: Arc<str>,
+    /// Why it failed.
+    #[source]
+    pub cause: EvalError,
+}
+
 /// The shared environment: the standard library, the strings extension, optional syntax and
 /// warrant's libraries.
 struct Environment {
@@ -218,6 +231,14 @@ impl Expression {
     /// Which selectors the expression reads.
     pub fn selectors(&self) -> SelectorUse {
         self.selectors
+    }
+
+    /// Evaluates the expression against a bound review; the error names the expression.
+    pub fn judge(&self, bound: &Bound<'_>) -> Result<bool, EvaluationError> {
+        self.evaluate(bound).map_err(|cause| EvaluationError {
+            expression: Arc::clone(&self.source),
+            cause,
+        })
     }
 
     /// Evaluates the expression against a bound review.

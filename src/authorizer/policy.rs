@@ -7,7 +7,7 @@
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::cel::{Bound, Expression, SelectorUse};
+use crate::cel::{Bound, SelectorUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::AuthorizerName;
@@ -63,16 +63,16 @@ impl Policy {
             let mut failure = None;
             for Rule { rule, matches } in rules.iter() {
                 deadline.check()?;
-                match rule.expression.evaluate(&bound) {
+                match rule.expression.judge(&bound) {
                     Ok(true) => {
                         matches.get().inc();
                         return Ok(Verdict::new(decision, reason(rule)));
                     }
                     Ok(false) => {}
-                    Err(e) => {
+                    Err(error) => {
                         failure.get_or_insert_with(|| AuthorizerError::Rule {
-                            rule: rule.name.to_string(),
-                            detail: eval_error(&rule.expression, &e.to_string()),
+                            rule: rule.name.clone(),
+                            error,
                         });
                     }
                 }
@@ -93,14 +93,6 @@ fn reason(rule: &PolicyRule) -> Reason {
     }
 }
 
-/// kube-apiserver's wording of an evaluation error.
-pub(crate) fn eval_error(expression: &Expression, detail: &str) -> String {
-    format!(
-        "cel evaluation error: expression '{}' resulted in error: {detail}",
-        expression.source()
-    )
-}
-
 impl Authorizer for Policy {
     fn authorize<'a>(
         &'a self,
@@ -110,3 +102,6 @@ impl Authorizer for Policy {
         Box::pin(std::future::ready(self.judge(input, deadline)))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,11 +4,10 @@
 //! an earlier condition errored; errors without a `false` fail the authorizer, with one
 //! `cel evaluation error: ...` line per erroring condition; all `true` lets it run.
 
-use super::{Deadline, Input};
-use crate::cel::{Bound, EvaluationError, Expression, SelectorUse};
-use std::fmt;
+use super::contract::{Deadline, Input};
+use super::error::{ConditionError, ConditionErrors};
+use crate::cel::{Bound, Expression, SelectorUse};
 use std::time::{Duration, Instant};
-use thiserror::Error;
 
 /// The compiled conditions of one authorizer.
 #[derive(Debug, Clone, Default)]
@@ -26,58 +25,6 @@ pub enum MatchOutcome {
     Excluded,
     /// Some conditions errored and none was false: the authorizer has failed.
     Failed(ConditionErrors),
-}
-
-/// Why one matchCondition gave no answer.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ConditionError {
-    /// The condition failed to evaluate (`cel evaluation error: ...`).
-    #[error(transparent)]
-    Evaluation(#[from] EvaluationError),
-    /// The review deadline passed before the condition was reached.
-    #[error("{}", super::DEADLINE_PASSED)]
-    DeadlinePassed,
-}
-
-/// The errors of one authorizer's matchConditions, in condition order; never empty. Renders as
-/// upstream's `utilerrors.NewAggregate`: one error as itself, several as `[e1, e2]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConditionErrors(Vec<ConditionError>);
-
-impl ConditionErrors {
-    /// The errors, in condition order.
-    pub fn as_slice(&self) -> &[ConditionError] {
-        &self.0
-    }
-}
-
-impl fmt::Display for ConditionErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.as_slice() {
-            [one] => write!(f, "{one}"),
-            many => {
-                f.write_str("[")?;
-                for (i, e) in many.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{e}")?;
-                }
-                f.write_str("]")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ConditionErrors {
-    /// A single error is the aggregate's source; several have no one source (see
-    /// [`ConditionErrors::as_slice`]).
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self.0.as_slice() {
-            [one] => Some(one),
-            _ => None,
-        }
-    }
 }
 
 /// What the metrics need of one evaluation.
@@ -146,7 +93,7 @@ impl MatchConditions {
         } else if errors.is_empty() {
             MatchOutcome::Matched
         } else {
-            MatchOutcome::Failed(ConditionErrors(errors))
+            MatchOutcome::Failed(ConditionErrors::new(errors))
         };
         (outcome, Some(report))
     }

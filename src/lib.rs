@@ -4,10 +4,22 @@
 //! authorizers with the API server's own union semantics and answers allow, deny or no opinion,
 //! with a reason that names the authorizer and rule that decided.
 //!
-//! The crate is layered: [`review`] owns the wire format, [`decision`] the vocabulary,
-//! [`config`] turns bytes into a validated model (and builds nothing), [`authorizer`] owns the
-//! trait and the chain, [`server`] speaks HTTPS and knows no rules, [`telemetry`] records and
-//! never decides, and [`cli`] holds one function per subcommand. `main.rs` only dispatches.
+//! The crate is layered; each layer imports only from those below it (`.ci/run` checks the
+//! module graph for cycles, `tests/modules/check.sh`; `docs/architecture.md` is the long form):
+//!
+//! 1. vocabulary: [`names`] (checked identifiers), [`decision`] (`Decision`, `Reason`, `Verdict`
+//!    with an opaque type-owned detail), [`review`] (the SubjectAccessReview wire, v1 and
+//!    v1beta1), [`clock`] (the injected clock) and [`file_watch`] (debounced file watching);
+//! 2. [`cel`]: the only module that touches the CEL engine;
+//! 3. [`config`]: bytes to a validated model, every file schema and model included (the
+//!    deletion guard's too); it builds nothing and imports no runtime module;
+//! 4. [`authorizer`]: the contract, the chain, the metric families each entry resolves its
+//!    series from at build, and one module per type (`Policy`, `webhook`, `deletion_guard`,
+//!    `AlwaysAllow`/`AlwaysDeny`);
+//! 5. [`telemetry`] (registry, audit records, logging: records and never decides) and
+//!    [`reload`] (the live chain and its atomic swap);
+//! 6. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
+//!    subcommand). `main.rs` only parses and dispatches.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

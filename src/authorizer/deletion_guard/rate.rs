@@ -9,7 +9,7 @@ use super::conclusion::Finding;
 use crate::config::model::guard::RateLimit;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// The most buckets kept; past it, full buckets are forgotten.
 const MAX_BUCKETS: usize = 65_536;
@@ -28,10 +28,11 @@ pub struct Buckets {
 
 impl Buckets {
     /// Takes one token from the bucket of limit `index` for `user`; `false` when it is empty.
+    ///
+    /// A poisoned lock (a panic while it was held) does not switch limiting off: the buckets are
+    /// recovered as they were left, each update being a few field writes.
     pub fn take(&self, index: usize, limit: &RateLimit, user: &str, now: DateTime<Utc>) -> bool {
-        let Ok(mut map) = self.inner.lock() else {
-            return true;
-        };
+        let mut map = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let cap = f64::from(limit.count);
         let per_sec = cap / limit.period.as_secs_f64().max(1e-9);
         if map.len() >= MAX_BUCKETS {
@@ -77,4 +78,53 @@ pub(super) fn gate(buckets: &Buckets, limits: &[RateLimit], case: &Case<'_>) -> 
             limit.count, limit.period, t.user
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Buckets;
+    use crate::config::model::guard::{Kind, RateLimit};
+    use chrono::{DateTime, Utc};
+    use std::time::Duration;
+
+    #[track_caller]
+    fn takes(buckets: &Buckets, limit: &RateLimit, now: DateTime<Utc>) -> Vec<bool> {
+        (0..3)
+            .map(|_| buckets.take(0, limit, "alice", now))
+            .collect()
+    }
+
+    #[test]
+    fn a_poisoned_lock_keeps_limiting() {
+        let limit = RateLimit {
+            kind: Kind {
+                group: "*".into(),
+                resource: "*".into(),
+            },
+            count: 2,
+            period: Duration::from_secs(3600),
+        };
+        let now = DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let buckets = Buckets::default();
+        assert_eq!(takes(&buckets, &limit, now), [true, true, false]);
+
+        let poisoned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _held = buckets.inner.lock().unwrap();
+            panic!("poisoning the rate-limit lock on purpose");
+        }));
+        assert!(poisoned.is_err());
+        assert!(buckets.inner.is_poisoned());
+
+        // The emptied bucket stays empty, and a fresh one still runs dry.
+        assert_eq!(takes(&buckets, &limit, now), [false, false, false]);
+        let fresh = Buckets::default();
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _held = fresh.inner.lock().unwrap();
+            panic!("poisoning the rate-limit lock on purpose");
+        }));
+        assert!(fresh.inner.is_poisoned());
+        assert_eq!(takes(&fresh, &limit, now), [true, true, false]);
+    }
 }

@@ -1,6 +1,7 @@
 //! The `guard` block of a `DeletionGuard` authorizer: levels, kinds, IANA time zones, `HH:MM`
 //! times, RFC 3339 freezes, Go durations, thresholds in order. The tickets file is resolved
-//! against the configuration file's directory. Control-plane exclusions are always added.
+//! against the configuration file's directory. Control-plane exclusions are always added. One
+//! function per block of the file, called in file order by [`check`].
 
 use super::{Checker, invalid, line};
 use crate::config::duration::GoDuration;
@@ -15,6 +16,7 @@ use chrono_tz::Tz;
 use std::path::Path;
 
 /// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
+/// Blocks are checked in file order, so errors come out in the order they always have.
 pub(super) fn check(
     c: &mut Checker,
     base: &str,
@@ -30,10 +32,53 @@ pub(super) fn check(
         );
         return None;
     };
-    let gl = line(g);
     let p = format!("{base}.guard");
     let f = &g.value;
-    let mode = match f.mode.as_ref().map(|m| (m.value.as_str(), line(m))) {
+    let mode = mode(c, &p, f);
+    let time_zone = time_zone(c, &p, f);
+    // Without valid business hours nothing else is checked.
+    let business_hours = business_hours(c, &p, f, time_zone)?;
+    let update_resources = update_resources(c, &p, f);
+    let namespaces = protected_namespaces(c, &p, f);
+    let resources = protected_resources(c, &p, f);
+    let (excluded_namespaces, excluded_principals) = exclusions(c, &p, line(g), f);
+    let trusted = trusted(c, &p, f);
+    let windows = windows(c, &p, f, time_zone);
+    let freezes = freezes(c, &p, f);
+    let tickets = tickets(c, &p, f.tickets.as_ref());
+    let rate_limits = rate_limits(c, &p, f);
+    let thresholds = thresholds(c, &p, f.risk_thresholds.as_ref());
+    if namespaces.is_empty() && resources.is_empty() && f.rate_limits.is_empty() {
+        c.push(
+            line(g),
+            p.clone(),
+            ErrorKind::Required(Some(
+                "a guard needs protectedNamespaces, protectedResources or rateLimits".into(),
+            )),
+        );
+    }
+    (c.errors.len() == before).then_some(GuardSpec {
+        mode,
+        time_zone,
+        business_hours,
+        update_resources,
+        namespaces,
+        resources,
+        excluded_namespaces,
+        excluded_principals,
+        break_glass_groups: f.break_glass_groups.clone(),
+        trusted,
+        windows,
+        freezes,
+        tickets,
+        rate_limits,
+        thresholds,
+    })
+}
+
+/// `mode`: `Enforce` (default) or `Observe`.
+fn mode(c: &mut Checker, p: &str, f: &GuardFile) -> Mode {
+    match f.mode.as_ref().map(|m| (m.value.as_str(), line(m))) {
         None | Some(("Enforce", _)) => Mode::Enforce,
         Some(("Observe", _)) => Mode::Observe,
         Some((other, l)) => {
@@ -48,13 +93,21 @@ pub(super) fn check(
             );
             Mode::Enforce
         }
-    };
-    let time_zone = match &f.time_zone {
+    }
+}
+
+/// `timeZone`: an IANA zone, default UTC.
+fn time_zone(c: &mut Checker, p: &str, f: &GuardFile) -> Tz {
+    match &f.time_zone {
         None => Tz::UTC,
         Some(z) => tz(c, line(z), &format!("{p}.timeZone"), &z.value).unwrap_or(Tz::UTC),
-    };
-    let business_hours = match &f.business_hours {
-        None => Weekly {
+    }
+}
+
+/// `businessHours`: a weekly window, default Mon-Fri 09:00-18:00 in the guard's zone.
+fn business_hours(c: &mut Checker, p: &str, f: &GuardFile, time_zone: Tz) -> Option<Weekly> {
+    match &f.business_hours {
+        None => Some(Weekly {
             days: vec![
                 Weekday::Mon,
                 Weekday::Tue,
@@ -65,19 +118,19 @@ pub(super) fn check(
             start: NaiveTime::from_hms_opt(9, 0, 0).unwrap_or_default(),
             end: NaiveTime::from_hms_opt(18, 0, 0).unwrap_or_default(),
             time_zone,
-        },
+        }),
         Some(w) => window(
             c,
             line(w),
             &format!("{p}.businessHours"),
             &w.value,
             time_zone,
-        )?,
-    };
-    let kind = |k: &str, g: &str| Kind {
-        group: g.to_owned(),
-        resource: k.to_owned(),
-    };
+        ),
+    }
+}
+
+/// `updateResources`: kinds whose `update` and `patch` are guarded too.
+fn update_resources(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<Kind> {
     let mut update_resources = Vec::new();
     for (i, k) in f.update_resources.iter().enumerate() {
         if k.value.resource.is_empty() {
@@ -89,6 +142,11 @@ pub(super) fn check(
         }
         update_resources.push(kind(&k.value.resource, &k.value.group));
     }
+    update_resources
+}
+
+/// `protectedNamespaces`: names and a level each.
+fn protected_namespaces(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<ProtectedNamespace> {
     let mut namespaces = Vec::new();
     for (i, n) in f.protected_namespaces.iter().enumerate() {
         let np = format!("{p}.protectedNamespaces[{i}]");
@@ -102,6 +160,11 @@ pub(super) fn check(
             });
         }
     }
+    namespaces
+}
+
+/// `protectedResources`: a kind, optional names and a level each.
+fn protected_resources(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<ProtectedResource> {
     let mut resources = Vec::new();
     for (i, r) in f.protected_resources.iter().enumerate() {
         let rp = format!("{p}.protectedResources[{i}]");
@@ -116,6 +179,12 @@ pub(super) fn check(
             });
         }
     }
+    resources
+}
+
+/// `excludedNamespaces`, `excludedPrincipals` and `warrantServiceAccount`, with the control
+/// plane's namespaces and users always added. `gl` is the line of the `guard:` block.
+fn exclusions(c: &mut Checker, p: &str, gl: u32, f: &GuardFile) -> (Vec<Pattern>, Principals) {
     let mut excluded: Vec<&str> = DEFAULT_EXCLUDED_NAMESPACES.to_vec();
     excluded.extend(f.excluded_namespaces.iter().map(String::as_str));
     let excluded_namespaces = excluded.into_iter().map(Pattern::new).collect();
@@ -140,6 +209,11 @@ pub(super) fn check(
             ),
         }
     }
+    (excluded_namespaces, excluded_principals)
+}
+
+/// `trusted`: principals (at least one) and a `maxLevel` (default `standard`) each.
+fn trusted(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<Trusted> {
     let mut trusted = Vec::new();
     for (i, t) in f.trusted.iter().enumerate() {
         let tp = format!("{p}.trusted[{i}]");
@@ -171,6 +245,11 @@ pub(super) fn check(
             });
         }
     }
+    trusted
+}
+
+/// `windows`: weekly windows, in the guard's zone unless they name theirs.
+fn windows(c: &mut Checker, p: &str, f: &GuardFile, time_zone: Tz) -> Vec<Weekly> {
     let mut windows = Vec::new();
     for (i, w) in f.windows.iter().enumerate() {
         if let Some(w) = window(
@@ -183,6 +262,11 @@ pub(super) fn check(
             windows.push(w);
         }
     }
+    windows
+}
+
+/// `freezes`: RFC 3339 start and end, end after start.
+fn freezes(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<Freeze> {
     let mut freezes = Vec::new();
     for (i, fr) in f.freezes.iter().enumerate() {
         let fp = format!("{p}.freezes[{i}]");
@@ -203,46 +287,54 @@ pub(super) fn check(
             });
         }
     }
-    let tickets = match &f.tickets {
-        None => TicketSettings {
+    freezes
+}
+
+/// `tickets`: the file (resolved against the configuration file's directory), the extra key,
+/// the levels that always need a ticket and the approvals per level.
+fn tickets(c: &mut Checker, p: &str, tickets: Option<&At<file::TicketsFile>>) -> TicketSettings {
+    let Some(t) = tickets else {
+        return TicketSettings {
             file: None,
             extra_key: "warrant.dev/ticket".into(),
             required_for: Vec::new(),
             approvals: [0, 1, 2],
-        },
-        Some(t) => {
-            let tl = line(t);
-            let tp = format!("{p}.tickets");
-            let mut required_for = Vec::new();
-            for (i, l) in t.value.required_for.iter().enumerate() {
-                if let Some(l) = level(c, tl, &format!("{tp}.requiredFor[{i}]"), l) {
-                    required_for.push(l);
-                }
-            }
-            let a = t.value.approvals.as_ref();
-            let file = t.value.file.as_ref().map(|name| {
-                let dir = Path::new(&*c.file).parent().unwrap_or(Path::new(""));
-                dir.join(name)
-            });
-            if t.value.file.as_deref() == Some("") {
-                c.push(tl, format!("{tp}.file"), ErrorKind::Required(None));
-            }
-            TicketSettings {
-                file,
-                extra_key: t
-                    .value
-                    .extra_key
-                    .clone()
-                    .unwrap_or_else(|| "warrant.dev/ticket".into()),
-                required_for,
-                approvals: [
-                    a.and_then(|a| a.standard).unwrap_or(0),
-                    a.and_then(|a| a.high).unwrap_or(1),
-                    a.and_then(|a| a.critical).unwrap_or(2),
-                ],
-            }
-        }
+        };
     };
+    let tl = line(t);
+    let tp = format!("{p}.tickets");
+    let mut required_for = Vec::new();
+    for (i, l) in t.value.required_for.iter().enumerate() {
+        if let Some(l) = level(c, tl, &format!("{tp}.requiredFor[{i}]"), l) {
+            required_for.push(l);
+        }
+    }
+    let a = t.value.approvals.as_ref();
+    let file = t.value.file.as_ref().map(|name| {
+        let dir = Path::new(&*c.file).parent().unwrap_or(Path::new(""));
+        dir.join(name)
+    });
+    if t.value.file.as_deref() == Some("") {
+        c.push(tl, format!("{tp}.file"), ErrorKind::Required(None));
+    }
+    TicketSettings {
+        file,
+        extra_key: t
+            .value
+            .extra_key
+            .clone()
+            .unwrap_or_else(|| "warrant.dev/ticket".into()),
+        required_for,
+        approvals: [
+            a.and_then(|a| a.standard).unwrap_or(0),
+            a.and_then(|a| a.high).unwrap_or(1),
+            a.and_then(|a| a.critical).unwrap_or(2),
+        ],
+    }
+}
+
+/// `rateLimits`: a kind, a count of at least 1 and a positive Go duration each.
+fn rate_limits(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<RateLimit> {
     let mut rate_limits = Vec::new();
     for (i, r) in f.rate_limits.iter().enumerate() {
         let rp = format!("{p}.rateLimits[{i}]");
@@ -275,51 +367,39 @@ pub(super) fn check(
             ),
         }
     }
+    rate_limits
+}
+
+/// `riskThresholds`: defaults 25/50/80, increasing.
+fn thresholds(c: &mut Checker, p: &str, t: Option<&At<file::ThresholdsFile>>) -> Thresholds {
     let mut thresholds = Thresholds::default();
-    if let Some(t) = &f.risk_thresholds {
-        thresholds.medium = t.value.medium.unwrap_or(thresholds.medium);
-        thresholds.high = t.value.high.unwrap_or(thresholds.high);
-        thresholds.critical = t.value.critical.unwrap_or(thresholds.critical);
-        if !(thresholds.medium < thresholds.high && thresholds.high < thresholds.critical) {
-            c.push(
-                line(t),
-                format!("{p}.riskThresholds"),
-                invalid(
-                    &format!(
-                        "{}/{}/{}",
-                        thresholds.medium, thresholds.high, thresholds.critical
-                    ),
-                    "must increase: medium < high < critical",
-                ),
-            );
-        }
-    }
-    if namespaces.is_empty() && resources.is_empty() && f.rate_limits.is_empty() {
+    let Some(t) = t else {
+        return thresholds;
+    };
+    thresholds.medium = t.value.medium.unwrap_or(thresholds.medium);
+    thresholds.high = t.value.high.unwrap_or(thresholds.high);
+    thresholds.critical = t.value.critical.unwrap_or(thresholds.critical);
+    if !(thresholds.medium < thresholds.high && thresholds.high < thresholds.critical) {
         c.push(
-            gl,
-            p.clone(),
-            ErrorKind::Required(Some(
-                "a guard needs protectedNamespaces, protectedResources or rateLimits".into(),
-            )),
+            line(t),
+            format!("{p}.riskThresholds"),
+            invalid(
+                &format!(
+                    "{}/{}/{}",
+                    thresholds.medium, thresholds.high, thresholds.critical
+                ),
+                "must increase: medium < high < critical",
+            ),
         );
     }
-    (c.errors.len() == before).then_some(GuardSpec {
-        mode,
-        time_zone,
-        business_hours,
-        update_resources,
-        namespaces,
-        resources,
-        excluded_namespaces,
-        excluded_principals,
-        break_glass_groups: f.break_glass_groups.clone(),
-        trusted,
-        windows,
-        freezes,
-        tickets,
-        rate_limits,
-        thresholds,
-    })
+    thresholds
+}
+
+fn kind(resource: &str, group: &str) -> Kind {
+    Kind {
+        group: group.to_owned(),
+        resource: resource.to_owned(),
+    }
 }
 
 fn pats(v: &[String]) -> Vec<Pattern> {

@@ -2,8 +2,8 @@
 //! members of a break-glass group (`BREAK_GLASS`), and trusted principals up to their
 //! `maxLevel` (`ALLOW`).
 
-use super::Case;
 use super::assessment::GuardCode;
+use super::case::Case;
 use super::conclusion::Finding;
 use crate::config::model::guard::GuardSpec;
 

@@ -3,8 +3,8 @@
 //! bucket is empty. The buckets are one of the few pieces of mutable state and have one owner,
 //! the guard's [`super::GuardShared`].
 
-use super::Case;
 use super::assessment::GuardCode;
+use super::case::Case;
 use super::conclusion::Finding;
 use crate::config::model::guard::RateLimit;
 use chrono::{DateTime, Utc};

@@ -4,8 +4,12 @@
 
 use super::tickets::{Rejection, Requirement, Scope, Status, Ticket};
 use super::*;
+use crate::authorizer::{AuthorizerError, Input};
 use crate::config::{AuthorizerSpec, FailurePolicy};
+use crate::decision::{Decision, Verdict};
+use chrono::{DateTime, Utc};
 use std::path::Path;
+use std::sync::Arc;
 
 const SPEC: &str = r#"
 apiVersion: warrant.dev/v1alpha1

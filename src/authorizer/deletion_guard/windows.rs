@@ -2,8 +2,8 @@
 //! configured weekly window, is `WINDOW_BLOCKED`. The windows themselves are
 //! [`crate::config::model::window`].
 
-use super::Case;
 use super::assessment::{GuardCode, RiskLevel};
+use super::case::Case;
 use super::conclusion::Finding;
 use crate::config::model::guard::GuardSpec;
 

@@ -2,8 +2,8 @@
 //! [`crate::file_watch::FileWatch`] when a runtime is running, read once otherwise). What a
 //! ticket authorises is the parent module's business.
 
-use super::Ticket;
-use crate::authorizer::deletion_guard::GuardError;
+use super::ticket::Ticket;
+use crate::authorizer::deletion_guard::error::GuardError;
 use arc_swap::ArcSwap;
 use serde::Deserialize;
 use std::collections::HashMap;

@@ -138,18 +138,7 @@ impl Server {
     /// Serves until `shutdown` completes, then stops accepting and drains in-flight requests
     /// for at most the grace period.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.options.header_read_timeout)
-            .keep_alive(true);
-        builder
-            .http2()
-            .timer(TokioTimer::new())
-            .max_concurrent_streams(self.options.max_concurrent_streams)
-            .keep_alive_interval(Some(Duration::from_secs(30)));
-        let builder = Arc::new(builder);
+        let builder = Arc::new(http_builder(&self.options));
         let graceful = GracefulShutdown::new();
         let Server {
             listener,
@@ -174,56 +163,25 @@ impl Server {
                 }
                 _ = &mut shutdown => break,
             };
-            let (tcp, plain) = match accepted {
-                Ok(a) => a,
+            match accepted {
+                Ok((tcp, true)) => {
+                    let info = ConnectionInfo {
+                        verified_cert: false,
+                        insecure: true,
+                    };
+                    let watcher = graceful.watcher();
+                    let timeout = options.header_read_timeout;
+                    serve_connection(&builder, timeout, watcher, state.clone(), info, tcp);
+                }
+                Ok((tcp, false)) => {
+                    let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
+                    spawn_handshake(acceptor, tcp, options.handshake_timeout, handshaken.clone());
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
                 }
-            };
-            if plain {
-                let info = ConnectionInfo {
-                    verified_cert: false,
-                    insecure: true,
-                };
-                serve_connection(
-                    &builder,
-                    options.header_read_timeout,
-                    graceful.watcher(),
-                    state.clone(),
-                    info,
-                    tcp,
-                );
-                continue;
             }
-            let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
-            let handshake_timeout = options.handshake_timeout;
-            let handshaken = handshaken.clone();
-            tokio::spawn(async move {
-                let stream =
-                    match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
-                        Ok(Ok(s)) => s,
-                        Ok(Err(e)) => {
-                            tracing::debug!(error = %e, "TLS handshake failed");
-                            return;
-                        }
-                        Err(_) => {
-                            tracing::debug!("TLS handshake timed out");
-                            return;
-                        }
-                    };
-                let info = ConnectionInfo {
-                    verified_cert: stream
-                        .get_ref()
-                        .1
-                        .peer_certificates()
-                        .is_some_and(|c| !c.is_empty()),
-                    insecure: false,
-                };
-                // The server may have stopped meanwhile; then the stream is dropped.
-                let _ = handshaken.send((stream, info)).await;
-            });
         }
         drop(ready);
         drop(listener);
@@ -236,6 +194,55 @@ impl Server {
             tracing::warn!("grace period ended with requests still in flight");
         }
     }
+}
+
+/// The HTTP/1.1 and HTTP/2 connection builder with the server's timeouts and limits.
+fn http_builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout)
+        .keep_alive(true);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(options.max_concurrent_streams)
+        .keep_alive_interval(Some(Duration::from_secs(30)));
+    builder
+}
+
+/// Runs one TLS handshake in its own task, bounded by `timeout`, and hands the stream back to
+/// the accept loop; a failed or late handshake only logs at debug level.
+fn spawn_handshake(
+    acceptor: tokio_rustls::TlsAcceptor,
+    tcp: tokio::net::TcpStream,
+    timeout: Duration,
+    handshaken: tokio::sync::mpsc::Sender<(TlsStream, ConnectionInfo)>,
+) {
+    tokio::spawn(async move {
+        let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!("TLS handshake timed out");
+                return;
+            }
+        };
+        let info = ConnectionInfo {
+            verified_cert: stream
+                .get_ref()
+                .1
+                .peer_certificates()
+                .is_some_and(|c| !c.is_empty()),
+            insecure: false,
+        };
+        // The server may have stopped meanwhile; then the stream is dropped.
+        let _ = handshaken.send((stream, info)).await;
+    });
 }
 
 async fn accept_optional(

@@ -23,15 +23,15 @@ pub enum BuildError {
     #[error("a chain needs at least one authorizer")]
     Empty,
     /// Two entries share a name.
-    #[error("authorizer name {0:?} is used twice")]
-    DuplicateName(String),
+    #[error("authorizer name {:?} is used twice", .0.as_str())]
+    DuplicateName(AuthorizerName),
     /// A webhook authorizer's connection could not be set up (its kubeconfig, typically).
-    #[error("authorizer {name:?}: {message}")]
+    #[error("authorizer {:?}: {source}", name.as_str())]
     Webhook {
         /// The authorizer.
-        name: String,
+        name: AuthorizerName,
         /// What failed.
-        message: String,
+        source: webhook::BuildError,
     },
 }
 
@@ -172,7 +172,7 @@ impl Chain {
         let mut seen = HashSet::new();
         for e in &entries {
             if !seen.insert(e.name.clone()) {
-                return Err(BuildError::DuplicateName(e.name.to_string()));
+                return Err(BuildError::DuplicateName(e.name.clone()));
             }
         }
         Ok(Self {
@@ -208,9 +208,9 @@ impl Chain {
                         &ctx.webhook,
                         previous,
                     )
-                    .map_err(|e| BuildError::Webhook {
-                        name: a.name.to_string(),
-                        message: e.to_string(),
+                    .map_err(|source| BuildError::Webhook {
+                        name: a.name.clone(),
+                        source,
                     })?;
                     webhooks.insert(core.clone());
                     Box::new(webhook::Webhook::new(core))

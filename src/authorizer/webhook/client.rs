@@ -13,6 +13,8 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde::Deserialize;
 use std::error::Error as StdError;
+use std::sync::Arc;
+use thiserror::Error;
 use tokio::time::Instant;
 
 /// client-go re-sends a throttled request at most this many times within one attempt.
@@ -57,6 +59,37 @@ impl AttemptDeadline {
     }
 }
 
+/// Why the HTTP client of a downstream could not be built from its connection. (TLS and the
+/// client identity are assembled, and refused, with the kubeconfig.)
+#[derive(Debug, Clone, Error)]
+pub enum ClientError {
+    /// `proxy-url` is not a proxy reqwest can use.
+    #[error("proxy-url {proxy:?}: {source}")]
+    Proxy {
+        /// The proxy URL as written.
+        proxy: String,
+        /// reqwest's error.
+        source: Arc<reqwest::Error>,
+    },
+    /// reqwest could not build the client (its TLS backend refused the configuration).
+    #[error("HTTP client: {source}")]
+    Build {
+        /// reqwest's error.
+        source: Arc<reqwest::Error>,
+    },
+}
+
+/// Two errors are equal when they are the same variant and render the same text (reqwest's
+/// errors have no equality of their own).
+impl PartialEq for ClientError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for ClientError {}
+
 /// A configured HTTP client for one downstream.
 #[derive(Debug)]
 pub struct Client {
@@ -78,7 +111,7 @@ fn user_agent() -> String {
 
 impl Client {
     /// A pooled, keep-alive client for `connection` (HTTP/2 when the server offers it).
-    pub fn new(connection: Connection, version: ApiVersion) -> Result<Self, String> {
+    pub fn new(connection: Connection, version: ApiVersion) -> Result<Self, ClientError> {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, */*"));
@@ -88,12 +121,15 @@ impl Client {
             .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none());
         b = match &connection.proxy {
-            Some(p) => {
-                b.proxy(reqwest::Proxy::all(p).map_err(|e| format!("proxy-url {p:?}: {e}"))?)
-            }
+            Some(p) => b.proxy(reqwest::Proxy::all(p).map_err(|e| ClientError::Proxy {
+                proxy: p.clone(),
+                source: Arc::new(e),
+            })?),
             None => b.no_proxy(),
         };
-        let http = b.build().map_err(|e| format!("HTTP client: {e}"))?;
+        let http = b.build().map_err(|e| ClientError::Build {
+            source: Arc::new(e),
+        })?;
         Ok(Self {
             http,
             url: connection.url,

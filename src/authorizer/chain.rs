@@ -25,15 +25,15 @@ pub enum BuildError {
     #[error("a chain needs at least one authorizer")]
     Empty,
     /// Two entries share a name.
-    #[error("authorizer name {0:?} is used twice")]
-    DuplicateName(String),
+    #[error("authorizer name {:?} is used twice", .0.as_str())]
+    DuplicateName(AuthorizerName),
     /// A webhook authorizer's connection could not be set up (its kubeconfig, typically).
-    #[error("authorizer {name:?}: {message}")]
+    #[error("authorizer {:?}: {source}", name.as_str())]
     Webhook {
         /// The authorizer.
-        name: String,
+        name: AuthorizerName,
         /// What failed.
-        message: String,
+        source: webhook::BuildError,
     },
 }
 
@@ -178,7 +178,7 @@ impl Chain {
         let mut seen = HashSet::new();
         for e in &entries {
             if !seen.insert(e.name.clone()) {
-                return Err(BuildError::DuplicateName(e.name.to_string()));
+                return Err(BuildError::DuplicateName(e.name.clone()));
             }
         }
         Ok(Self {
@@ -281,12 +281,12 @@ fn build_webhook(
         metrics: ctx.metrics.clone(),
         backoff: ctx.webhook_backoff,
     };
-    webhook::Core::build(&a.name, settings, a.failure_policy, &runtime, previous).map_err(|e| {
-        BuildError::Webhook {
-            name: a.name.to_string(),
-            message: e.to_string(),
-        }
-    })
+    webhook::Core::build(&a.name, settings, a.failure_policy, &runtime, previous).map_err(
+        |source| BuildError::Webhook {
+            name: a.name.clone(),
+            source,
+        },
+    )
 }
 
 impl Entry {

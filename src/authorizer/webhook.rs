@@ -35,12 +35,14 @@ use crate::names::{AuthorizerName, Code};
 use crate::review::{canonical_spec_json, encode_request};
 use bytes::Bytes;
 use cache::{CachePolicy, VerdictCache, is_cacheable};
-use client::{AttemptDeadline, Client, DownstreamStatus};
+use client::{AttemptDeadline, Client, ClientError, DownstreamStatus};
 use error::WebhookError;
 use flight::{Flights, Role};
+use kubeconfig::KubeconfigError;
 use metrics::WebhookMetrics;
 use retry::Backoff;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,8 +87,19 @@ pub struct Core {
 
 /// Why a webhook authorizer could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct WebhookBuildError(pub String);
+pub enum BuildError {
+    /// Its kubeconfig cannot be used.
+    #[error(transparent)]
+    Kubeconfig(#[from] KubeconfigError),
+    /// The HTTP client for its connection could not be built.
+    #[error("kubeconfig {}: {source}", kubeconfig.display())]
+    Client {
+        /// The kubeconfig the connection came from.
+        kubeconfig: PathBuf,
+        /// The cause.
+        source: ClientError,
+    },
+}
 
 /// The live webhook cores of one chain, by authorizer name; the next chain's build reads it.
 #[derive(Debug, Default)]
@@ -123,9 +136,8 @@ impl Core {
         failure_policy: FailurePolicy,
         runtime: &WebhookRuntime,
         previous: Option<&Arc<Core>>,
-    ) -> Result<Arc<Core>, WebhookBuildError> {
-        let connection = kubeconfig::load(&settings.kubeconfig, &tls_provider())
-            .map_err(|e| WebhookBuildError(e.to_string()))?;
+    ) -> Result<Arc<Core>, BuildError> {
+        let connection = kubeconfig::load(&settings.kubeconfig, &tls_provider())?;
         let fingerprint = Fingerprint {
             settings: settings.clone(),
             failure_policy,
@@ -137,9 +149,11 @@ impl Core {
         {
             return Ok(prev.clone());
         }
-        let client = Client::new(connection, settings.version).map_err(|e| {
-            WebhookBuildError(format!("kubeconfig {}: {e}", settings.kubeconfig.display()))
-        })?;
+        let client =
+            Client::new(connection, settings.version).map_err(|source| BuildError::Client {
+                kubeconfig: settings.kubeconfig.clone(),
+                source,
+            })?;
         let cache = VerdictCache::new(CachePolicy {
             authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
             unauthorized: settings

@@ -5,7 +5,7 @@
 use super::{ConfigSource, ExitStatus};
 use crate::authorizer::{Answer, Chain, Deadline, Input};
 use crate::decision::Decision;
-use crate::review::{self, ApiVersion, Review};
+use crate::review::{self, ApiVersion, Review, ReviewError};
 use crate::telemetry::audit::StepRecord;
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::authorization::v1::{
@@ -15,6 +15,76 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+use thiserror::Error;
+
+/// Why the flags of `warrant check` (or the fields of a `warrant test` case) describe no review.
+#[derive(Debug, Error)]
+pub enum InputError {
+    /// Both a review file and flags.
+    #[error("give either -f REVIEW.json or VERB RESOURCE, not both")]
+    FileAndFlags,
+    /// The review file cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The review file is not a usable review.
+    #[error("{}: {source}", path.display())]
+    DecodeFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: ReviewError,
+    },
+    /// Neither a review file nor VERB and RESOURCE.
+    #[error("VERB and RESOURCE are required (or -f REVIEW.json)")]
+    MissingTarget,
+    /// A non-resource path with a namespace or subresource.
+    #[error("a non-resource path takes no namespace or subresource")]
+    NonResourceScope,
+    /// `RESOURCE/` with nothing after the slash.
+    #[error("{target:?}: name after '/' is empty")]
+    EmptyName {
+        /// The target as given.
+        target: String,
+    },
+    /// `.GROUP` or `/NAME` without a resource.
+    #[error("{target:?}: resource is empty")]
+    EmptyResource {
+        /// The target as given.
+        target: String,
+    },
+    /// The spec the flags make is not a review.
+    #[error("{0}")]
+    Review(#[source] ReviewError),
+    /// An `--extra` that is not `KEY=VALUE`.
+    #[error("--extra {pair:?}: expected KEY=VALUE")]
+    Extra {
+        /// The argument as given.
+        pair: String,
+    },
+    /// `--at` is not an RFC 3339 time.
+    #[error("--at {0}")]
+    At(#[source] TimeError),
+}
+
+/// An evaluation time that is not RFC 3339.
+#[derive(Debug, Error)]
+#[error("{input:?}: not an RFC 3339 time: {source}")]
+pub struct TimeError {
+    /// The time as given.
+    pub input: String,
+    /// chrono's error.
+    pub source: chrono::ParseError,
+}
+
+/// The runtime of the offline commands could not start.
+#[derive(Debug, Error)]
+#[error("cannot start runtime: {0}")]
+pub struct RuntimeError(#[source] pub std::io::Error);
 
 /// Output format of `warrant check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -68,17 +138,22 @@ pub struct CheckArgs {
 
 impl CheckArgs {
     /// The review these arguments describe.
-    pub fn review(&self) -> Result<Review, String> {
+    pub fn review(&self) -> Result<Review, InputError> {
         if let Some(path) = &self.file {
             if self.verb.is_some() || self.resource.is_some() {
-                return Err("give either -f REVIEW.json or VERB RESOURCE, not both".into());
+                return Err(InputError::FileAndFlags);
             }
-            let bytes =
-                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            return review::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()));
+            let bytes = std::fs::read(path).map_err(|source| InputError::ReadFile {
+                path: path.clone(),
+                source,
+            })?;
+            return review::decode(&bytes).map_err(|source| InputError::DecodeFile {
+                path: path.clone(),
+                source,
+            });
         }
         let (Some(verb), Some(target)) = (&self.verb, &self.resource) else {
-            return Err("VERB and RESOURCE are required (or -f REVIEW.json)".into());
+            return Err(InputError::MissingTarget);
         };
         Flags {
             verb,
@@ -94,19 +169,22 @@ impl CheckArgs {
     }
 
     /// The evaluation time.
-    pub fn now(&self) -> Result<DateTime<Utc>, String> {
+    pub fn now(&self) -> Result<DateTime<Utc>, InputError> {
         match &self.at {
             None => Ok(Utc::now()),
-            Some(s) => parse_at(s).map_err(|e| format!("--at {e}")),
+            Some(s) => parse_at(s).map_err(InputError::At),
         }
     }
 }
 
 /// Parses an RFC 3339 evaluation time.
-pub fn parse_at(s: &str) -> Result<DateTime<Utc>, String> {
+pub fn parse_at(s: &str) -> Result<DateTime<Utc>, TimeError> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| format!("{s:?}: not an RFC 3339 time: {e}"))
+        .map_err(|source| TimeError {
+            input: s.to_owned(),
+            source,
+        })
 }
 
 /// A review described as `kubectl auth can-i` describes one: the flags of `warrant check`, also
@@ -133,7 +211,7 @@ pub struct Flags<'a> {
 
 impl Flags<'_> {
     /// The v1 review these flags describe.
-    pub fn review(self) -> Result<Review, String> {
+    pub fn review(self) -> Result<Review, InputError> {
         let (verb, target) = (self.verb, self.target);
         let mut spec = SubjectAccessReviewSpec {
             user: self.user.map(str::to_owned),
@@ -144,7 +222,7 @@ impl Flags<'_> {
         };
         if target.starts_with('/') {
             if self.namespace.is_some() || self.subresource.is_some() {
-                return Err("a non-resource path takes no namespace or subresource".into());
+                return Err(InputError::NonResourceScope);
             }
             spec.non_resource_attributes = Some(NonResourceAttributes {
                 path: Some(target.to_owned()),
@@ -153,7 +231,11 @@ impl Flags<'_> {
         } else {
             let (kind, name) = match target.split_once('/') {
                 Some((k, n)) if !n.is_empty() => (k, Some(n.to_owned())),
-                Some(_) => return Err(format!("{target:?}: name after '/' is empty")),
+                Some(_) => {
+                    return Err(InputError::EmptyName {
+                        target: target.to_owned(),
+                    });
+                }
                 None => (target, None),
             };
             let (resource, group) = match kind.split_once('.') {
@@ -161,7 +243,9 @@ impl Flags<'_> {
                 None => (kind, ""),
             };
             if resource.is_empty() {
-                return Err(format!("{target:?}: resource is empty"));
+                return Err(InputError::EmptyResource {
+                    target: target.to_owned(),
+                });
             }
             spec.resource_attributes = Some(ResourceAttributes {
                 namespace: self.namespace.map(str::to_owned),
@@ -173,7 +257,7 @@ impl Flags<'_> {
                 ..Default::default()
             });
         }
-        Review::new(ApiVersion::V1, spec).map_err(|e| e.to_string())
+        Review::new(ApiVersion::V1, spec).map_err(InputError::Review)
     }
 }
 
@@ -183,19 +267,19 @@ pub fn evaluate(runtime: &tokio::runtime::Runtime, chain: &Chain, input: &Input)
 }
 
 /// The current-thread runtime offline commands evaluate on.
-pub fn offline_runtime() -> Result<tokio::runtime::Runtime, String> {
+pub fn offline_runtime() -> Result<tokio::runtime::Runtime, RuntimeError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start runtime: {e}"))
+        .map_err(RuntimeError)
 }
 
-fn parse_extra(pairs: &[String]) -> Result<Option<BTreeMap<String, Vec<String>>>, String> {
+fn parse_extra(pairs: &[String]) -> Result<Option<BTreeMap<String, Vec<String>>>, InputError> {
     let mut extra: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in pairs {
         let (k, v) = p
             .split_once('=')
-            .ok_or_else(|| format!("--extra {p:?}: expected KEY=VALUE"))?;
+            .ok_or_else(|| InputError::Extra { pair: p.clone() })?;
         extra.entry(k.to_owned()).or_default().push(v.to_owned());
     }
     Ok((!extra.is_empty()).then_some(extra))
@@ -220,11 +304,11 @@ pub fn run(args: CheckArgs) -> ExitStatus {
     };
     let review = match args.review() {
         Ok(r) => r,
-        Err(e) => return usage(e),
+        Err(e) => return usage(e.to_string()),
     };
     let now = match args.now() {
         Ok(t) => t,
-        Err(e) => return usage(e),
+        Err(e) => return usage(e.to_string()),
     };
     let loaded = match ConfigSource::resolve(args.config.as_deref()).load() {
         Ok(l) => l,
@@ -241,7 +325,7 @@ pub fn run(args: CheckArgs) -> ExitStatus {
     };
     let runtime = match offline_runtime() {
         Ok(r) => r,
-        Err(e) => return usage(e),
+        Err(e) => return usage(e.to_string()),
     };
     let input = Input { review, now };
     let answer = evaluate(&runtime, &chain, &input);
@@ -319,3 +403,6 @@ pub fn render(answer: &Answer, output: Output) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -132,7 +132,8 @@ impl Case {
                     uid: self.as_uid.as_deref(),
                     extra: (!self.extra.is_empty()).then(|| self.extra.clone()),
                 }
-                .review()?
+                .review()
+                .map_err(|e| e.to_string())?
             }
         };
         Ok(Input { review, now })

@@ -2,6 +2,32 @@
 //! `500ms`, `1.5h`, `-30s`. Units `ns`, `us`, `µs`, `ms`, `s`, `m`, `h`; a bare `0` is zero.
 
 use std::time::Duration;
+use thiserror::Error;
+
+/// Why a string is not a Go duration, worded as Go's `time.ParseDuration` words it.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DurationError {
+    /// Not a duration at all (no number, a bad number, out of range).
+    #[error("time: invalid duration {input:?}")]
+    Invalid {
+        /// The string as given.
+        input: String,
+    },
+    /// A number without a unit.
+    #[error("time: missing unit in duration {input:?}")]
+    MissingUnit {
+        /// The string as given.
+        input: String,
+    },
+    /// A unit Go does not know.
+    #[error("time: unknown unit {unit:?} in duration {input:?}")]
+    UnknownUnit {
+        /// The unit as written.
+        unit: String,
+        /// The string as given.
+        input: String,
+    },
+}
 
 /// A parsed Go duration, signed, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -9,8 +35,10 @@ pub struct GoDuration(i128);
 
 impl GoDuration {
     /// Parses a Go duration string.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let bad = || format!("time: invalid duration {s:?}");
+    pub fn parse(s: &str) -> Result<Self, DurationError> {
+        let bad = || DurationError::Invalid {
+            input: s.to_owned(),
+        };
         let (neg, mut rest) = match s.as_bytes().first() {
             Some(b'-') => (true, &s[1..]),
             Some(b'+') => (false, &s[1..]),
@@ -43,8 +71,17 @@ impl GoDuration {
                 "s" => 1e9,
                 "m" => 60e9,
                 "h" => 3600e9,
-                "" => return Err(format!("time: missing unit in duration {s:?}")),
-                _ => return Err(format!("time: unknown unit {unit:?} in duration {s:?}")),
+                "" => {
+                    return Err(DurationError::MissingUnit {
+                        input: s.to_owned(),
+                    });
+                }
+                _ => {
+                    return Err(DurationError::UnknownUnit {
+                        unit: unit.to_owned(),
+                        input: s.to_owned(),
+                    });
+                }
             };
             total += value * scale;
             rest = next;
@@ -90,6 +127,18 @@ mod tests {
         assert_eq!(GoDuration::parse("-30s").unwrap().to_std(), None);
         for bad in ["", "s", "3", "3x", "1..2s", "-"] {
             assert!(GoDuration::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn errors_read_as_go_words_them() {
+        let rows = [
+            ("1..2s", "time: invalid duration \"1..2s\""),
+            ("3", "time: missing unit in duration \"3\""),
+            ("3x", "time: unknown unit \"x\" in duration \"3x\""),
+        ];
+        for (input, want) in rows {
+            assert_eq!(GoDuration::parse(input).unwrap_err().to_string(), want);
         }
     }
 }

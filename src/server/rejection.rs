@@ -23,9 +23,12 @@ pub enum Rejection {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The body did not arrive in time.
+    #[error("request body could not be read: not received within {}s", .0.as_secs())]
+    BodyTimeout(std::time::Duration),
     /// The body could not be read in full.
     #[error("request body could not be read: {0}")]
-    BodyRead(String),
+    BodyRead(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// No client certificate and no valid bearer token.
     #[error(
         "caller is not authenticated: present a client certificate signed by the configured client CA or a valid bearer token"
@@ -51,9 +54,10 @@ impl Rejection {
     /// The HTTP status and the Status `reason` for this rejection.
     pub fn code(&self) -> (StatusCode, &'static str) {
         match self {
-            Rejection::BadReview(_) | Rejection::ContentType(_) | Rejection::BodyRead(_) => {
-                (StatusCode::BAD_REQUEST, "BadRequest")
-            }
+            Rejection::BadReview(_)
+            | Rejection::ContentType(_)
+            | Rejection::BodyTimeout(_)
+            | Rejection::BodyRead(_) => (StatusCode::BAD_REQUEST, "BadRequest"),
             Rejection::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge"),
             Rejection::Unauthenticated => (StatusCode::UNAUTHORIZED, "Unauthorized"),
             Rejection::NotFound(_) => (StatusCode::NOT_FOUND, "NotFound"),
@@ -106,4 +110,35 @@ struct Status {
     message: String,
     reason: &'static str,
     code: u16,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+    use std::time::Duration;
+
+    #[test]
+    fn body_failures_are_bad_requests_with_their_cause() {
+        let timeout = Rejection::BodyTimeout(Duration::from_secs(10));
+        assert_eq!(
+            timeout.to_string(),
+            "request body could not be read: not received within 10s"
+        );
+        assert_eq!(timeout.code(), (StatusCode::BAD_REQUEST, "BadRequest"));
+        let cause = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "peer went away");
+        let read = Rejection::BodyRead(Box::new(cause));
+        assert_eq!(
+            read.to_string(),
+            "request body could not be read: peer went away"
+        );
+        assert_eq!(read.code(), (StatusCode::BAD_REQUEST, "BadRequest"));
+        let kept = read
+            .source()
+            .and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            kept.map(|e| e.kind()),
+            Some(std::io::ErrorKind::ConnectionReset)
+        );
+    }
 }

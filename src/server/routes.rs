@@ -164,14 +164,11 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, Rejection> {
     }
     let body = Limited::new(req.into_body(), MAX_BODY_BYTES);
     match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
-        Err(_) => Err(Rejection::BodyRead(format!(
-            "not received within {}s",
-            BODY_READ_TIMEOUT.as_secs()
-        ))),
+        Err(_) => Err(Rejection::BodyTimeout(BODY_READ_TIMEOUT)),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::TooLarge {
             limit: MAX_BODY_BYTES,
         }),
-        Ok(Err(e)) => Err(Rejection::BodyRead(e.to_string())),
+        Ok(Err(e)) => Err(Rejection::BodyRead(e)),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
 }

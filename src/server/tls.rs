@@ -11,7 +11,7 @@ use crate::file_watch::{FileWatch, WatchTiming};
 use arc_swap::ArcSwap;
 use rustls::ServerConfig;
 use rustls::server::WebPkiClientVerifier;
-use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::pem::{self, PemObject};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,13 +28,27 @@ pub enum TlsError {
         /// The cause.
         source: std::io::Error,
     },
-    /// A file holds no usable PEM of the expected kind.
-    #[error("{path}: {what}")]
+    /// The certificate file is not valid PEM.
+    #[error("{path}: {source}")]
     Pem {
         /// The file.
         path: PathBuf,
-        /// What is wrong.
-        what: String,
+        /// The cause.
+        source: pem::Error,
+    },
+    /// The certificate file holds no certificate.
+    #[error("{path}: no CERTIFICATE block found")]
+    NoCertificate {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The key file holds no usable private key.
+    #[error("{path}: no usable private key: {source}")]
+    PrivateKey {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: pem::Error,
     },
     /// rustls refused the material (e.g. key does not match certificate).
     #[error("invalid TLS material ({cert} / {key}): {source}")]
@@ -46,13 +60,35 @@ pub enum TlsError {
         /// The cause.
         source: rustls::Error,
     },
-    /// The client CA bundle could not be used.
-    #[error("client CA {path}: {what}")]
-    ClientCa {
+    /// The client CA bundle is not valid PEM.
+    #[error("client CA {path}: {source}")]
+    ClientCaPem {
         /// The CA file.
         path: PathBuf,
-        /// What is wrong.
-        what: String,
+        /// The cause.
+        source: pem::Error,
+    },
+    /// rustls refused a certificate of the client CA bundle.
+    #[error("client CA {path}: {source}")]
+    ClientCaCertificate {
+        /// The CA file.
+        path: PathBuf,
+        /// The cause.
+        source: rustls::Error,
+    },
+    /// The client CA bundle holds no certificate.
+    #[error("client CA {path}: no CERTIFICATE block found")]
+    ClientCaEmpty {
+        /// The CA file.
+        path: PathBuf,
+    },
+    /// The client-certificate verifier could not be built from the bundle.
+    #[error("client CA {path}: {source}")]
+    ClientCaVerifier {
+        /// The CA file.
+        path: PathBuf,
+        /// The cause.
+        source: rustls::server::VerifierBuilderError,
     },
 }
 
@@ -96,19 +132,18 @@ pub fn build(files: &TlsFiles) -> Result<(ServerConfig, Vec<Vec<u8>>), TlsError>
     let ca_pem = files.client_ca.as_deref().map(read).transpose()?;
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
         .collect::<Result<_, _>>()
-        .map_err(|e| TlsError::Pem {
+        .map_err(|source| TlsError::Pem {
             path: files.cert.clone(),
-            what: e.to_string(),
+            source,
         })?;
     if chain.is_empty() {
-        return Err(TlsError::Pem {
+        return Err(TlsError::NoCertificate {
             path: files.cert.clone(),
-            what: "no CERTIFICATE block found".into(),
         });
     }
-    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::Pem {
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|source| TlsError::PrivateKey {
         path: files.key.clone(),
-        what: format!("no usable private key: {e}"),
+        source,
     })?;
     let provider = provider();
     let builder = ServerConfig::builder_with_provider(provider.clone())
@@ -122,20 +157,19 @@ pub fn build(files: &TlsFiles) -> Result<(ServerConfig, Vec<Vec<u8>>), TlsError>
         (Some(path), Some(pem)) => {
             let mut roots = rustls::RootCertStore::empty();
             for cert in CertificateDer::pem_slice_iter(pem) {
-                let cert = cert.map_err(|e| TlsError::ClientCa {
+                let cert = cert.map_err(|source| TlsError::ClientCaPem {
                     path: path.clone(),
-                    what: e.to_string(),
+                    source,
                 })?;
-                roots.add(cert).map_err(|e| TlsError::ClientCa {
-                    path: path.clone(),
-                    what: e.to_string(),
-                })?;
+                roots
+                    .add(cert)
+                    .map_err(|source| TlsError::ClientCaCertificate {
+                        path: path.clone(),
+                        source,
+                    })?;
             }
             if roots.is_empty() {
-                return Err(TlsError::ClientCa {
-                    path: path.clone(),
-                    what: "no CERTIFICATE block found".into(),
-                });
+                return Err(TlsError::ClientCaEmpty { path: path.clone() });
             }
             // Unauthenticated clients may finish the handshake: the HTTP layer answers them
             // with a 401 that says why. A certificate that is presented must verify, or the
@@ -143,9 +177,9 @@ pub fn build(files: &TlsFiles) -> Result<(ServerConfig, Vec<Vec<u8>>), TlsError>
             WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .allow_unauthenticated()
                 .build()
-                .map_err(|e| TlsError::ClientCa {
+                .map_err(|source| TlsError::ClientCaVerifier {
                     path: path.clone(),
-                    what: e.to_string(),
+                    source,
                 })?
         }
         _ => WebPkiClientVerifier::no_client_auth(),
@@ -216,5 +250,56 @@ impl ReloadingTls {
             watch.changed().await;
             self.reload();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The serving files of a fresh self-signed certificate, and a client CA file of `ca`.
+    fn files(dir: &Path, ca: &[u8]) -> TlsFiles {
+        let leaf = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(dir.join("tls.crt"), leaf.cert.pem()).unwrap();
+        std::fs::write(dir.join("tls.key"), leaf.signing_key.serialize_pem()).unwrap();
+        std::fs::write(dir.join("ca.crt"), ca).unwrap();
+        TlsFiles {
+            cert: dir.join("tls.crt"),
+            key: dir.join("tls.key"),
+            client_ca: Some(dir.join("ca.crt")),
+        }
+    }
+
+    #[test]
+    fn unusable_material_is_named_with_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = rcgen::generate_simple_self_signed(vec!["ca".into()]).unwrap();
+        let good = files(dir.path(), ca.cert.pem().as_bytes());
+        assert!(build(&good).is_ok());
+        let d = dir.path().display();
+
+        std::fs::write(dir.path().join("ca.crt"), "no pem here\n").unwrap();
+        let e = build(&good).unwrap_err();
+        assert!(matches!(e, TlsError::ClientCaEmpty { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("client CA {d}/ca.crt: no CERTIFICATE block found")
+        );
+
+        std::fs::write(dir.path().join("tls.key"), "no key here\n").unwrap();
+        let e = build(&good).unwrap_err();
+        assert!(matches!(e, TlsError::PrivateKey { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("{d}/tls.key: no usable private key: no items found")
+        );
+
+        std::fs::write(dir.path().join("tls.crt"), "").unwrap();
+        let e = build(&good).unwrap_err();
+        assert!(matches!(e, TlsError::NoCertificate { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("{d}/tls.crt: no CERTIFICATE block found")
+        );
     }
 }

@@ -201,7 +201,7 @@ fn names_are_checked_once_at_build() {
     let (b, _) = entry("same", None, FailurePolicy::Deny);
     assert_eq!(
         Chain::new(vec![a, b]).unwrap_err(),
-        BuildError::DuplicateName("same".into())
+        BuildError::DuplicateName(AuthorizerName::new("same").unwrap())
     );
     assert_eq!(Chain::new(vec![]).unwrap_err(), BuildError::Empty);
 }

@@ -6,13 +6,15 @@
 //! up to 10 more times inside the same attempt, sleeping `Retry-After` seconds, all within the
 //! attempt's deadline; if the deadline comes first the attempt is a timeout.
 
-use super::error::{CallError, StatusReason};
+use super::error::{CallError, DecodeError, StatusReason, TransportError};
 use super::kubeconfig::{Connection, Credentials};
 use crate::review::ApiVersion;
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde::Deserialize;
 use std::error::Error as StdError;
+use std::sync::Arc;
+use thiserror::Error;
 use tokio::time::Instant;
 
 /// client-go re-sends a throttled request at most this many times within one attempt.
@@ -57,6 +59,37 @@ impl AttemptDeadline {
     }
 }
 
+/// Why the HTTP client of a downstream could not be built from its connection. (TLS and the
+/// client identity are assembled, and refused, with the kubeconfig.)
+#[derive(Debug, Clone, Error)]
+pub enum ClientError {
+    /// `proxy-url` is not a proxy reqwest can use.
+    #[error("proxy-url {proxy:?}: {source}")]
+    Proxy {
+        /// The proxy URL as written.
+        proxy: String,
+        /// reqwest's error.
+        source: Arc<reqwest::Error>,
+    },
+    /// reqwest could not build the client (its TLS backend refused the configuration).
+    #[error("HTTP client: {source}")]
+    Build {
+        /// reqwest's error.
+        source: Arc<reqwest::Error>,
+    },
+}
+
+/// Two errors are equal when they are the same variant and render the same text (reqwest's
+/// errors have no equality of their own).
+impl PartialEq for ClientError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for ClientError {}
+
 /// A configured HTTP client for one downstream.
 #[derive(Debug)]
 pub struct Client {
@@ -78,7 +111,7 @@ fn user_agent() -> String {
 
 impl Client {
     /// A pooled, keep-alive client for `connection` (HTTP/2 when the server offers it).
-    pub fn new(connection: Connection, version: ApiVersion) -> Result<Self, String> {
+    pub fn new(connection: Connection, version: ApiVersion) -> Result<Self, ClientError> {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, */*"));
@@ -88,12 +121,15 @@ impl Client {
             .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none());
         b = match &connection.proxy {
-            Some(p) => {
-                b.proxy(reqwest::Proxy::all(p).map_err(|e| format!("proxy-url {p:?}: {e}"))?)
-            }
+            Some(p) => b.proxy(reqwest::Proxy::all(p).map_err(|e| ClientError::Proxy {
+                proxy: p.clone(),
+                source: Arc::new(e),
+            })?),
             None => b.no_proxy(),
         };
-        let http = b.build().map_err(|e| format!("HTTP client: {e}"))?;
+        let http = b.build().map_err(|e| ClientError::Build {
+            source: Arc::new(e),
+        })?;
         Ok(Self {
             http,
             url: connection.url,
@@ -154,15 +190,15 @@ impl Client {
             .content_length()
             .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
         {
-            return Err(CallError::Decode(format!(
-                "answer larger than {MAX_RESPONSE_BYTES} bytes"
-            )));
+            return Err(CallError::Decode(DecodeError::TooLarge {
+                limit: MAX_RESPONSE_BYTES,
+            }));
         }
         let bytes = resp.bytes().await.map_err(classify)?;
         if bytes.len() > MAX_RESPONSE_BYTES {
-            return Err(CallError::Decode(format!(
-                "answer larger than {MAX_RESPONSE_BYTES} bytes"
-            )));
+            return Err(CallError::Decode(DecodeError::TooLarge {
+                limit: MAX_RESPONSE_BYTES,
+            }));
         }
         Ok((code, headers, bytes))
     }
@@ -177,16 +213,29 @@ fn retry_after_seconds(headers: &HeaderMap) -> Option<u64> {
 
 /// Sorts a reqwest failure into upstream's classes by walking its causes.
 fn classify(e: reqwest::Error) -> CallError {
-    let text = chain_text(&e);
+    enum Class {
+        Tls,
+        Reset,
+        Connect,
+        Transport,
+    }
+    let mut class = None;
     let mut cur: Option<&(dyn StdError + 'static)> = Some(&e);
     while let Some(err) = cur {
         if err.downcast_ref::<rustls::Error>().is_some() {
-            return CallError::Tls(text);
+            class = Some(Class::Tls);
+            break;
         }
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
             match io.kind() {
-                std::io::ErrorKind::ConnectionReset => return CallError::Reset(text),
-                std::io::ErrorKind::ConnectionRefused => return CallError::Connect(text),
+                std::io::ErrorKind::ConnectionReset => {
+                    class = Some(Class::Reset);
+                    break;
+                }
+                std::io::ErrorKind::ConnectionRefused => {
+                    class = Some(Class::Connect);
+                    break;
+                }
                 _ => {}
             }
             // An io::Error's `source()` skips the error it wraps; look at that error itself.
@@ -197,25 +246,18 @@ fn classify(e: reqwest::Error) -> CallError {
         }
         cur = err.source();
     }
-    if e.is_connect() {
-        CallError::Connect(text)
+    let class = class.unwrap_or(if e.is_connect() {
+        Class::Connect
     } else {
-        CallError::Transport(text)
+        Class::Transport
+    });
+    let error = TransportError::new(e);
+    match class {
+        Class::Tls => CallError::Tls(error),
+        Class::Reset => CallError::Reset(error),
+        Class::Connect => CallError::Connect(error),
+        Class::Transport => CallError::Transport(error),
     }
-}
-
-/// The error and its causes on one line, without repeats.
-fn chain_text(e: &(dyn StdError + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        let s = err.to_string();
-        if !parts.iter().any(|p| p.contains(&s)) {
-            parts.push(s);
-        }
-        cur = err.source();
-    }
-    parts.join(": ")
 }
 
 #[derive(Deserialize)]
@@ -291,19 +333,20 @@ fn decode(
         ));
     }
     if body.is_empty() {
-        return Err(CallError::Decode(format!(
-            "0-length response with status code: {code} and content type: {shown}"
-        )));
+        return Err(CallError::Decode(DecodeError::Empty {
+            code,
+            content_type: shown,
+        }));
     }
-    let answer: ReviewAnswer =
-        serde_json::from_slice(body).map_err(|e| CallError::Decode(e.to_string()))?;
+    let answer: ReviewAnswer = serde_json::from_slice(body)
+        .map_err(|e| CallError::Decode(DecodeError::Json(Arc::new(e))))?;
     if let Some(v) = answer.api_version.as_deref()
         && v != version.as_str()
     {
-        return Err(CallError::Decode(format!(
-            "answer apiVersion {v:?} does not match the request's {:?}",
-            version.as_str()
-        )));
+        return Err(CallError::Decode(DecodeError::ApiVersion {
+            got: v.to_owned(),
+            want: version.as_str(),
+        }));
     }
     let s = answer.status.unwrap_or(StatusFields {
         allowed: false,
@@ -420,6 +463,39 @@ mod tests {
             decode(ApiVersion::V1, 200, &headers(None), b"{not json", None),
             Err(CallError::Decode(_))
         ));
+    }
+
+    #[test]
+    fn decode_failures_keep_their_cause() {
+        use std::error::Error as _;
+        let e = decode(ApiVersion::V1, 200, &headers(None), b"{not json", None).unwrap_err();
+        assert!(
+            matches!(&e, CallError::Decode(DecodeError::Json(_))),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot decode the downstream's answer: key must be a string at line 1 column 2"
+        );
+        let json = e.source().and_then(|s| s.source());
+        assert!(
+            json.and_then(|s| s.downcast_ref::<Arc<serde_json::Error>>())
+                .is_some(),
+            "{e:?}"
+        );
+        let ok = br#"{"apiVersion":"authorization.k8s.io/v1","status":{"allowed":true}}"#;
+        let e = decode(ApiVersion::V1beta1, 200, &headers(None), ok, None).unwrap_err();
+        assert_eq!(
+            e,
+            CallError::Decode(DecodeError::ApiVersion {
+                got: "authorization.k8s.io/v1".into(),
+                want: "authorization.k8s.io/v1beta1",
+            })
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot decode the downstream's answer: answer apiVersion \"authorization.k8s.io/v1\" does not match the request's \"authorization.k8s.io/v1beta1\""
+        );
     }
 
     #[test]

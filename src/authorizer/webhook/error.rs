@@ -2,7 +2,123 @@
 //! [`WebhookError`] a review ends with after retries. Both render as one line, usable in
 //! `evaluationError` and in a Deny reason.
 
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
 use thiserror::Error;
+
+/// A failure below HTTP (connect, TLS, reset, other I/O), as reqwest reported it. Renders as the
+/// error and its causes on one line without repeats; keeps reqwest's error as its source.
+#[derive(Debug, Clone)]
+pub struct TransportError {
+    text: Arc<str>,
+    source: Option<Arc<reqwest::Error>>,
+}
+
+impl TransportError {
+    /// Wraps reqwest's error.
+    pub fn new(error: reqwest::Error) -> Self {
+        Self {
+            text: chain_text(&error).into(),
+            source: Some(Arc::new(error)),
+        }
+    }
+
+    /// The one-line text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+/// The error and its causes on one line, without repeats.
+fn chain_text(e: &(dyn StdError + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        let s = err.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl StdError for TransportError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+/// Equal when the texts are: reqwest's errors have no equality of their own, and the text
+/// holds every cause.
+impl PartialEq for TransportError {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for TransportError {}
+
+/// Unit tests build transport failures from their text alone (reqwest's errors cannot be made
+/// without a request).
+#[cfg(test)]
+impl From<&str> for TransportError {
+    fn from(text: &str) -> Self {
+        Self {
+            text: text.into(),
+            source: None,
+        }
+    }
+}
+
+/// Why a 2xx answer is not a usable review.
+#[derive(Debug, Clone, Error)]
+pub enum DecodeError {
+    /// The answer is larger than the client accepts.
+    #[error("answer larger than {limit} bytes")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The body is empty (client-go's wording).
+    #[error("0-length response with status code: {code} and content type: {content_type}")]
+    Empty {
+        /// The HTTP status code.
+        code: u16,
+        /// The media type, `application/json` when none was sent.
+        content_type: String,
+    },
+    /// The body is not a review in JSON.
+    #[error("{0}")]
+    Json(#[source] Arc<serde_json::Error>),
+    /// The answer is in another apiVersion than the request.
+    #[error("answer apiVersion {got:?} does not match the request's {want:?}")]
+    ApiVersion {
+        /// The answer's apiVersion.
+        got: String,
+        /// The request's.
+        want: &'static str,
+    },
+}
+
+/// Equal when the variants and texts are (`serde_json::Error` has no equality of its own).
+impl PartialEq for DecodeError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for DecodeError {}
 
 /// The `reason` of an API error, from a `Status` body or synthesised from the HTTP code as
 /// apimachinery's `NewGenericServerResponse` does. It drives retry classification.
@@ -62,16 +178,16 @@ pub enum CallError {
     Canceled,
     /// The TCP connection could not be made (refused, unreachable, DNS). Not retried.
     #[error("cannot connect to the downstream: {0}")]
-    Connect(String),
+    Connect(#[source] TransportError),
     /// The TLS handshake or a TLS alert failed the call. Not retried.
     #[error("TLS failure talking to the downstream: {0}")]
-    Tls(String),
+    Tls(#[source] TransportError),
     /// The downstream reset the connection. Retried.
     #[error("connection reset by the downstream: {0}")]
-    Reset(String),
+    Reset(#[source] TransportError),
     /// Any other transport failure. Not retried.
     #[error("transport failure talking to the downstream: {0}")]
-    Transport(String),
+    Transport(#[source] TransportError),
     /// A non-2xx answer.
     #[error("{message} (HTTP {code})")]
     Status {
@@ -87,7 +203,7 @@ pub enum CallError {
     /// A 2xx answer that is not a usable review (empty, another media type, invalid JSON, another
     /// apiVersion). Not retried.
     #[error("cannot decode the downstream's answer: {0}")]
-    Decode(String),
+    Decode(#[source] DecodeError),
 }
 
 impl CallError {
@@ -223,7 +339,7 @@ mod tests {
             (CallError::Connect("refused".into()), false),
             (CallError::Tls("bad cert".into()), false),
             (CallError::Timeout { timeout_ms: 1 }, false),
-            (CallError::Decode("x".into()), false),
+            (CallError::Decode(DecodeError::TooLarge { limit: 1 }), false),
         ];
         for (e, want) in rows {
             assert_eq!(e.is_retried(), *want, "{e:?}");

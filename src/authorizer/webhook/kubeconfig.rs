@@ -1,46 +1,53 @@
 //! A downstream's kubeconfig to a ready [`Connection`]: the exact server URL, a rustls client
 //! configuration on ring, and the credentials to send.
 //!
-//! The file is read with the `kube` crate's config model (`Kubeconfig::read_from`, which resolves
-//! relative paths against the file's directory, and `Config::from_custom_kubeconfig`, which
-//! selects `current-context`, its cluster and user, and loads the CA the way client-go's
-//! `LoadKubeconfig` does: no current context, an unknown context or cluster, or an unreadable CA
-//! are load errors). client-go's conflicts are checked here (`tools/clientcmd/validation.go`):
-//! a file and inline form of the CA, client certificate or key together, or a CA with
-//! `insecure-skip-tls-verify`. `exec` and `auth-provider` users and impersonation are refused:
-//! warrant runs no plugins. The rustls configuration is assembled here and the webhook call goes
-//! through reqwest, never `kube::Client` (which would append a path to the server URL).
+//! The file is read once (the same bytes feed the digest) and decoded into the `kube` crate's
+//! file model (`Kubeconfig::from_yaml`). Everything after that happens here, synchronously, the
+//! way client-go's `tools/clientcmd` resolves a file for a non-interactive loader without
+//! overrides (`loader.go` `ResolveLocalPaths`, `client_config.go` `ClientConfig`,
+//! `validation.go` `validateClusterInfo` and `validateAuthInfo`):
+//!
+//! - File references (`certificate-authority`, `client-certificate`, `client-key`, `tokenFile`)
+//!   are relative to the kubeconfig's directory; an empty one counts as unset.
+//! - `current-context` must be set and name a context, and that context's cluster must exist. Its
+//!   user may be unnamed or missing: like client-go (and kube), that is an empty user.
+//! - The CA is `certificate-authority-data` if set, else the `certificate-authority` file; both
+//!   set, or a CA together with `insecure-skip-tls-verify`, is refused. A client certificate
+//!   needs a key, and the data and file forms of either may not both be set.
+//! - `tokenFile` wins over `token`: client-go hands both to its transport, whose file token
+//!   source is asked first and falls back on the static token only when the file cannot be read
+//!   (`transport/round_trippers.go`, `NewBearerAuthWithRefreshRoundTripper`). `username` and
+//!   `password` are used when there is no token.
+//! - `exec` and `auth-provider` users and impersonation are refused: warrant runs no plugins.
+//!
+//! The rustls configuration is assembled here and the webhook call goes through reqwest, never
+//! `kube::Client` (which would append a path to the server URL).
+
+mod error;
+#[cfg(test)]
+mod tests;
+mod verify;
+
+pub use error::{KubeconfigError, TextEncoding, UrlError};
 
 use base64::Engine;
-use kube::config::{Config as KubeConfig, KubeConfigOptions, Kubeconfig};
+use kube::config::{AuthInfo, Cluster, Kubeconfig};
+use rustls::RootCertStore;
 use rustls::client::WebPkiServerVerifier;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::danger::ServerCertVerifier;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use std::fmt;
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
-use thiserror::Error;
+use verify::{NameOverride, NoVerification};
 
 /// How often a `tokenFile` is re-read (client-go's `cachingTokenSource` period).
 pub const TOKEN_FILE_REFRESH: Duration = Duration::from_secs(60);
-
-/// Why a kubeconfig cannot be used. Names the file.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("kubeconfig {}: {message}", path.display())]
-pub struct KubeconfigError {
-    /// The kubeconfig.
-    pub path: PathBuf,
-    /// What is wrong.
-    pub message: String,
-}
 
 /// A bearer token, from the kubeconfig or re-read from a file. Never printed.
 pub enum TokenSource {
@@ -125,128 +132,145 @@ pub struct Connection {
     pub digest: [u8; 32],
 }
 
-/// Polls a future that never waits. kube's loader is `async` in signature only: it reads files
-/// with blocking calls and awaits nothing.
-fn ready_now<F: Future>(f: F) -> Option<F::Output> {
-    let mut f = std::pin::pin!(f);
-    match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(v) => Some(v),
-        Poll::Pending => None,
-    }
-}
-
 fn nonempty(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
 
 /// Loads a kubeconfig for a downstream webhook.
 pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, KubeconfigError> {
-    let err = |message: String| KubeconfigError {
-        path: path.to_owned(),
-        message,
-    };
+    let at = || path.to_owned();
+    let raw = std::fs::read(path).map_err(|e| KubeconfigError::Read {
+        path: at(),
+        source: Arc::new(e),
+    })?;
     let mut digest = Sha256::new();
-    let raw = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
     digest.update(&raw);
-    let model = Kubeconfig::read_from(path).map_err(|e| err(e.to_string()))?;
-    let resolved = ready_now(KubeConfig::from_custom_kubeconfig(
-        model.clone(),
-        &KubeConfigOptions::default(),
-    ))
-    .ok_or_else(|| err("kubeconfig loading did not complete".into()))?
-    .map_err(|e| err(e.to_string()))?;
+    let text = decode_text(raw).map_err(|encoding| KubeconfigError::NotText {
+        path: at(),
+        encoding,
+    })?;
+    let mut model = Kubeconfig::from_yaml(&text).map_err(|e| KubeconfigError::Parse {
+        path: at(),
+        source: Arc::new(e),
+    })?;
+    resolve_paths(&mut model, path.parent().unwrap_or(Path::new("")));
+    let Selected {
+        cluster_name,
+        cluster,
+        user_name,
+        user,
+    } = select(path, model)?;
 
-    // The same selection kube made, for the fields its resolved Config does not carry.
-    let context_name = model.current_context.clone().unwrap_or_default();
-    let context = model
-        .contexts
-        .iter()
-        .find(|c| c.name == context_name)
-        .and_then(|c| c.context.clone())
-        .ok_or_else(|| err(format!("context {context_name:?} not found")))?;
-    let cluster = model
-        .clusters
-        .iter()
-        .find(|c| c.name == context.cluster)
-        .and_then(|c| c.cluster.clone())
-        .ok_or_else(|| err(format!("cluster {:?} not found", context.cluster)))?;
-    let user_name = context.user.clone().unwrap_or_default();
-    let user = &resolved.auth_info;
+    // The server must be a URI (kube's loader checked this before anything else).
+    let server = cluster
+        .server
+        .clone()
+        .ok_or_else(|| KubeconfigError::MissingServer { path: at() })?;
+    server
+        .parse::<hyper::Uri>()
+        .map_err(|e| KubeconfigError::ServerUri {
+            path: at(),
+            source: Arc::new(e),
+        })?;
+    let roots = certificate_authority(path, &cluster)?;
+    if let Some(proxy) = nonempty(&cluster.proxy_url) {
+        proxy
+            .parse::<hyper::Uri>()
+            .map_err(|e| KubeconfigError::ProxyUrl {
+                path: at(),
+                source: Arc::new(e),
+            })?;
+    }
 
     // client-go's conflicts.
     if nonempty(&cluster.certificate_authority).is_some()
         && nonempty(&cluster.certificate_authority_data).is_some()
     {
-        return Err(err(format!(
-            "certificate-authority-data and certificate-authority are both specified for cluster {:?}",
-            context.cluster
-        )));
+        return Err(KubeconfigError::CaConflict {
+            path: at(),
+            cluster: cluster_name,
+        });
     }
     let insecure = cluster.insecure_skip_tls_verify.unwrap_or(false);
-    if insecure && resolved.root_cert.is_some() {
-        return Err(err(
-            "specifying a root certificates file with the insecure flag is not allowed".into(),
-        ));
+    if insecure && roots.is_some() {
+        return Err(KubeconfigError::InsecureWithCa { path: at() });
     }
-    if nonempty(&user.client_certificate).is_some()
+    let key_data = user
+        .client_key_data
+        .as_ref()
+        .map(|s| s.expose_secret())
+        .filter(|s| !s.is_empty());
+    let conflict = if nonempty(&user.client_certificate).is_some()
         && nonempty(&user.client_certificate_data).is_some()
     {
-        return Err(err(format!(
-            "client-cert-data and client-cert are both specified for user {user_name:?}"
-        )));
-    }
-    if nonempty(&user.client_key).is_some() && user.client_key_data.is_some() {
-        return Err(err(format!(
-            "client-key-data and client-key are both specified for user {user_name:?}"
-        )));
-    }
-    if user.exec.is_some() {
-        return Err(err(format!(
-            "user {user_name:?} uses an exec credential plugin, which warrant does not run; use client-certificate, token or tokenFile"
-        )));
-    }
-    if user.auth_provider.is_some() {
-        return Err(err(format!(
-            "user {user_name:?} uses an auth-provider, which warrant does not support; use client-certificate, token or tokenFile"
-        )));
-    }
-    if user.impersonate.is_some() || user.impersonate_groups.is_some() {
-        return Err(err(format!(
-            "user {user_name:?} sets impersonation, which warrant does not support for downstream webhooks"
-        )));
+        Some(KubeconfigError::ClientCertConflict {
+            path: at(),
+            user: user_name.clone(),
+        })
+    } else if nonempty(&user.client_key).is_some() && key_data.is_some() {
+        Some(KubeconfigError::ClientKeyConflict {
+            path: at(),
+            user: user_name.clone(),
+        })
+    } else {
+        None
+    };
+    let unsupported = if user.exec.is_some() {
+        Some(KubeconfigError::ExecPlugin {
+            path: at(),
+            user: user_name.clone(),
+        })
+    } else if user.auth_provider.is_some() {
+        Some(KubeconfigError::AuthProvider {
+            path: at(),
+            user: user_name.clone(),
+        })
+    } else if user.impersonate.is_some() || user.impersonate_groups.is_some() {
+        Some(KubeconfigError::Impersonation {
+            path: at(),
+            user: user_name.clone(),
+        })
+    } else {
+        None
+    };
+    if let Some(refused) = conflict.or(unsupported) {
+        return Err(refused);
     }
 
     // Server URL, exactly.
-    let server = cluster
-        .server
-        .clone()
-        .ok_or_else(|| err("cluster url is missing on selected cluster".into()))?;
-    let url = reqwest::Url::parse(&server).map_err(|e| err(format!("server {server:?}: {e}")))?;
+    let url = reqwest::Url::parse(&server).map_err(|source| KubeconfigError::ServerUrl {
+        path: at(),
+        server: server.clone(),
+        source,
+    })?;
 
     // Trust.
     let verifier: Arc<dyn ServerCertVerifier> = if insecure {
         Arc::new(NoVerification(provider.clone()))
     } else {
-        let ders = resolved.root_cert.clone().ok_or_else(|| {
-            err(format!(
-                "cluster {:?} has no certificate-authority or certificate-authority-data; warrant does not use system roots for downstream webhooks",
-                context.cluster
-            ))
+        let ders = roots.ok_or_else(|| KubeconfigError::NoCertificateAuthority {
+            path: at(),
+            cluster: cluster_name.clone(),
         })?;
-        let mut roots = RootCertStore::empty();
+        let mut store = RootCertStore::empty();
         for der in ders {
             digest.update(&der);
-            roots
-                .add(CertificateDer::from(der))
-                .map_err(|e| err(format!("certificate authority: {e}")))?;
+            store
+                .add(der)
+                .map_err(|source| KubeconfigError::CaCertificate { path: at(), source })?;
         }
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
             .build()
-            .map_err(|e| err(format!("certificate authority: {e}")))?;
+            .map_err(|source| KubeconfigError::CaVerifier { path: at(), source })?;
         match nonempty(&cluster.tls_server_name) {
             Some(name) => {
-                let name = ServerName::try_from(name.to_owned())
-                    .map_err(|e| err(format!("tls-server-name {name:?}: {e}")))?;
+                let name = ServerName::try_from(name.to_owned()).map_err(|e| {
+                    KubeconfigError::TlsServerName {
+                        path: at(),
+                        name: name.to_owned(),
+                        source: Arc::new(e),
+                    }
+                })?;
                 Arc::new(NameOverride {
                     inner: webpki,
                     name,
@@ -257,54 +281,85 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
     };
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| err(format!("TLS: {e}")))?
+        .map_err(|source| KubeconfigError::TlsVersions { path: at(), source })?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
 
-    // Client certificate.
-    let cert = pem_material(
-        user.client_certificate_data.as_deref(),
+    // Client certificate: inline data, else the file (both set was refused above).
+    let cert = match (
+        nonempty(&user.client_certificate_data),
         nonempty(&user.client_certificate),
-    )
-    .map_err(|e| err(format!("client certificate: {e}")))?;
-    let key = pem_material(
-        user.client_key_data.as_ref().map(|s| s.expose_secret()),
-        nonempty(&user.client_key),
-    )
-    .map_err(|e| err(format!("client key: {e}")))?;
+    ) {
+        (Some(data), _) => Some(
+            decode_base64(data)
+                .map_err(|source| KubeconfigError::ClientCertData { path: at(), source })?,
+        ),
+        (None, Some(file)) => {
+            Some(
+                std::fs::read(file).map_err(|e| KubeconfigError::ClientCertFile {
+                    path: at(),
+                    file: PathBuf::from(file),
+                    source: Arc::new(e),
+                })?,
+            )
+        }
+        (None, None) => None,
+    };
+    let key = match (key_data, nonempty(&user.client_key)) {
+        (Some(data), _) => Some(
+            decode_base64(data)
+                .map_err(|source| KubeconfigError::ClientKeyData { path: at(), source })?,
+        ),
+        (None, Some(file)) => {
+            Some(
+                std::fs::read(file).map_err(|e| KubeconfigError::ClientKeyFile {
+                    path: at(),
+                    file: PathBuf::from(file),
+                    source: Arc::new(e),
+                })?,
+            )
+        }
+        (None, None) => None,
+    };
     let mut tls = match (cert, key) {
         (None, None) => builder.with_no_client_auth(),
         (Some(_), None) => {
-            return Err(err(format!(
-                "client-key-data or client-key must be specified for user {user_name:?} to use the clientCert authentication method"
-            )));
+            return Err(KubeconfigError::MissingClientKey {
+                path: at(),
+                user: user_name,
+            });
         }
         (None, Some(_)) => {
-            return Err(err(format!(
-                "client-cert-data or client-cert must be specified for user {user_name:?} to use the clientCert authentication method"
-            )));
+            return Err(KubeconfigError::MissingClientCert {
+                path: at(),
+                user: user_name,
+            });
         }
         (Some(cert), Some(key)) => {
             digest.update(&cert);
             digest.update(&key);
             let chain = CertificateDer::pem_slice_iter(&cert)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| err(format!("client certificate: {e}")))?;
+                .map_err(|e| KubeconfigError::ClientCertPem {
+                    path: at(),
+                    source: Arc::new(e),
+                })?;
             if chain.is_empty() {
-                return Err(err("client certificate: no PEM certificate found".into()));
+                return Err(KubeconfigError::NoClientCert { path: at() });
             }
             let key =
-                PrivateKeyDer::from_pem_slice(&key).map_err(|e| err(format!("client key: {e}")))?;
+                PrivateKeyDer::from_pem_slice(&key).map_err(|e| KubeconfigError::ClientKeyPem {
+                    path: at(),
+                    source: Arc::new(e),
+                })?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| err(format!("client certificate: {e}")))?
+                .map_err(|source| KubeconfigError::ClientIdentity { path: at(), source })?
         }
     };
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
 
-    // Credentials.
-    // As client-go: a tokenFile wins over a static token, which is only the fallback when the
-    // file cannot be read (`transport/round_trippers.go`, bearer auth with refresh).
+    // Credentials: a tokenFile first, the static token as its fallback (see the module doc).
     let static_token = user
         .token
         .as_ref()
@@ -314,7 +369,13 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
         let token = match (read_token(&file), &static_token) {
             (Ok(token), _) => token,
             (Err(_), Some(fallback)) => fallback.clone(),
-            (Err(e), None) => return Err(err(format!("tokenFile {}: {e}", file.display()))),
+            (Err(e), None) => {
+                return Err(KubeconfigError::TokenFile {
+                    path: at(),
+                    file,
+                    source: Arc::new(e),
+                });
+            }
         };
         if let Some(t) = &static_token {
             digest.update(t.as_bytes());
@@ -350,111 +411,139 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
     })
 }
 
-/// Inline base64 data, else a file; both set was refused before.
-fn pem_material(data: Option<&str>, file: Option<&str>) -> Result<Option<Vec<u8>>, String> {
-    if let Some(d) = data.filter(|d| !d.is_empty()) {
-        return base64::engine::general_purpose::STANDARD
-            .decode(d.trim())
-            .map(Some)
-            .map_err(|e| format!("invalid base64 data: {e}"));
+/// The kubeconfig's bytes as text: UTF-8, or UTF-8 or UTF-16 behind a byte order mark, as kube's
+/// reader accepts.
+fn decode_text(raw: Vec<u8>) -> Result<String, TextEncoding> {
+    fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> Option<String> {
+        let (units, odd) = bytes.as_chunks::<2>();
+        if !odd.is_empty() {
+            return None;
+        }
+        String::from_utf16(&units.iter().map(|u| unit(*u)).collect::<Vec<_>>()).ok()
     }
-    match file {
-        Some(f) => std::fs::read(f)
-            .map(Some)
-            .map_err(|e| format!("cannot read {f}: {e}")),
-        None => Ok(None),
-    }
-}
-
-/// Verifies against the CA but checks the name given by `tls-server-name`.
-#[derive(Debug)]
-struct NameOverride {
-    inner: Arc<WebPkiServerVerifier>,
-    name: ServerName<'static>,
-}
-
-impl ServerCertVerifier for NameOverride {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        self.inner
-            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+    match raw.as_slice() {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes).ok_or(TextEncoding::Utf16Le),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes).ok_or(TextEncoding::Utf16Be),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => {
+            String::from_utf8(rest.to_vec()).map_err(|_| TextEncoding::Utf8Bom)
+        }
+        _ => String::from_utf8(raw).map_err(|_| TextEncoding::Utf8),
     }
 }
 
-/// `insecure-skip-tls-verify: true`: any certificate is accepted, but handshake signatures are
-/// still checked so the session keys belong to the presented certificate.
-#[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
+/// Makes the file references of every cluster and user absolute against `dir`, the
+/// kubeconfig's directory, as client-go's `ResolveLocalPaths` does: empty and absolute
+/// references are left alone.
+fn resolve_paths(model: &mut Kubeconfig, dir: &Path) {
+    let resolve = |reference: &mut Option<String>| {
+        if let Some(r) = reference.as_mut()
+            && !r.is_empty()
+            && Path::new(r.as_str()).is_relative()
+        {
+            *r = dir.join(r.as_str()).to_string_lossy().into_owned();
+        }
+    };
+    for cluster in model.clusters.iter_mut().filter_map(|c| c.cluster.as_mut()) {
+        resolve(&mut cluster.certificate_authority);
     }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+    for user in model
+        .auth_infos
+        .iter_mut()
+        .filter_map(|u| u.auth_info.as_mut())
+    {
+        resolve(&mut user.client_certificate);
+        resolve(&mut user.client_key);
+        resolve(&mut user.token_file);
     }
+}
 
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
+/// What client-go's `DirectClientConfig` selects without overrides: the current context's
+/// cluster and user, with their names for messages.
+struct Selected {
+    cluster_name: String,
+    cluster: Cluster,
+    user_name: String,
+    user: AuthInfo,
+}
 
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+/// Selects the current context, its cluster and its user. The first entry of a name counts; a
+/// named context or cluster without a body is as good as missing; a missing user is an empty
+/// one.
+fn select(path: &Path, model: Kubeconfig) -> Result<Selected, KubeconfigError> {
+    let Some(context_name) = model.current_context else {
+        return Err(KubeconfigError::NoCurrentContext {
+            path: path.to_owned(),
+        });
+    };
+    let Some(context) = model
+        .contexts
+        .into_iter()
+        .find(|c| c.name == context_name)
+        .and_then(|c| c.context)
+    else {
+        return Err(KubeconfigError::ContextNotFound {
+            path: path.to_owned(),
+            context: context_name,
+        });
+    };
+    let Some(cluster) = model
+        .clusters
+        .into_iter()
+        .find(|c| c.name == context.cluster)
+        .and_then(|c| c.cluster)
+    else {
+        return Err(KubeconfigError::ClusterNotFound {
+            path: path.to_owned(),
+            cluster: context.cluster,
+        });
+    };
+    let user = context
+        .user
+        .as_ref()
+        .and_then(|name| model.auth_infos.into_iter().find(|u| &u.name == name))
+        .and_then(|u| u.auth_info)
+        .unwrap_or_default();
+    Ok(Selected {
+        cluster_name: context.cluster,
+        cluster,
+        user_name: context.user.unwrap_or_default(),
+        user,
+    })
+}
+
+/// The cluster's CA certificates: `certificate-authority-data` if set, else the file; `None`
+/// when neither is set.
+fn certificate_authority(
+    path: &Path,
+    cluster: &Cluster,
+) -> Result<Option<Vec<CertificateDer<'static>>>, KubeconfigError> {
+    let pem = if let Some(data) = nonempty(&cluster.certificate_authority_data) {
+        // As kube's loader: the data is decoded as written, without trimming.
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|source| KubeconfigError::CaData {
+                path: path.to_owned(),
+                source,
+            })?
+    } else if let Some(file) = nonempty(&cluster.certificate_authority) {
+        std::fs::read(file).map_err(|e| KubeconfigError::CaFile {
+            path: path.to_owned(),
+            file: PathBuf::from(file),
+            source: Arc::new(e),
+        })?
+    } else {
+        return Ok(None);
+    };
+    CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+        .map_err(|e| KubeconfigError::CaPem {
+            path: path.to_owned(),
+            source: Arc::new(e),
+        })
+}
+
+/// Inline base64 material, trimmed first.
+fn decode_base64(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    base64::engine::general_purpose::STANDARD.decode(data.trim())
 }

@@ -213,9 +213,9 @@ fn build_error(kubeconfig: &str) -> String {
     std::fs::write(&kc, kubeconfig).unwrap();
     let loaded = warrant::config::parse("c.yaml", webhook_config(&kc, "", "").as_bytes()).unwrap();
     match Chain::build(&loaded.config) {
-        Err(BuildError::Webhook { name, message }) => {
-            assert_eq!(name, "opa");
-            message
+        Err(BuildError::Webhook { name, source }) => {
+            assert_eq!(name.as_str(), "opa");
+            source.to_string()
         }
         other => panic!("expected a webhook build error, got {other:?}"),
     }
@@ -329,8 +329,45 @@ fn shipped_webhook_example_validates() {
     assert_eq!(loaded.config.authorizers.len(), 2);
     // The shipped kubeconfig parses; only its placeholder CA file is missing.
     let e = match Chain::build(&loaded.config) {
-        Err(BuildError::Webhook { message, .. }) => message,
+        Err(BuildError::Webhook { source, .. }) => source.to_string(),
         other => panic!("{other:?}"),
     };
     assert!(e.contains("DOWNSTREAM_CA_FILE"), "{e}");
+}
+
+#[test]
+fn build_error_keeps_the_kubeconfig_error_underneath() {
+    use std::error::Error as _;
+    use warrant::authorizer::webhook::{self, kubeconfig::KubeconfigError};
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kc.yaml");
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1/\n    certificate-authority: ca.crt\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+    )
+    .unwrap();
+    let loaded = warrant::config::parse("c.yaml", webhook_config(&kc, "", "").as_bytes()).unwrap();
+    let e = Chain::build(&loaded.config).unwrap_err();
+    // The relative CA resolves against the kubeconfig's directory, and the error says so.
+    let ca = dir.path().join("ca.crt");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "authorizer \"opa\": kubeconfig {}: failed to load certificate authority: failed to read file '{ca:?}': No such file or directory (os error 2)",
+            kc.display()
+        )
+    );
+    let BuildError::Webhook { name, source } = &e else {
+        panic!("{e:?}");
+    };
+    assert_eq!(name.as_str(), "opa");
+    let webhook::BuildError::Kubeconfig(KubeconfigError::CaFile { path, file, .. }) = source else {
+        panic!("{source:?}");
+    };
+    assert_eq!((path, file), (&kc, &ca));
+    let io = e
+        .source()
+        .and_then(|s| s.source())
+        .and_then(|s| s.downcast_ref::<std::sync::Arc<std::io::Error>>());
+    assert_eq!(io.map(|e| e.kind()), Some(std::io::ErrorKind::NotFound));
 }

@@ -154,14 +154,41 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
         source: Arc::new(e),
     })?;
     resolve_paths(&mut model, path.parent().unwrap_or(Path::new("")));
-    let Selected {
-        cluster_name,
-        cluster,
-        user_name,
-        user,
-    } = select(path, model)?;
+    let selected = select(path, model)?;
+    let (server, roots) = check_cluster(path, &selected)?;
+    check_user(path, &selected)?;
+    // The server URL, used exactly.
+    let url = reqwest::Url::parse(&server).map_err(|source| KubeconfigError::ServerUrl {
+        path: at(),
+        server: server.clone(),
+        source,
+    })?;
+    let verifier = verifier(path, &selected, roots, provider, &mut digest)?;
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|source| KubeconfigError::TlsVersions { path: at(), source })?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let mut tls = client_identity(path, &selected, builder, &mut digest)?;
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let credentials = credentials(path, &selected.user, &mut digest)?;
+    Ok(Connection {
+        url,
+        tls,
+        credentials,
+        proxy: nonempty(&selected.cluster.proxy_url).map(str::to_owned),
+        digest: digest.finalize().into(),
+    })
+}
 
-    // The server must be a URI (kube's loader checked this before anything else).
+/// The cluster's server (a URI, as kube's loader checked before anything else), its certificate
+/// authority, its proxy URL, and client-go's conflicts between them.
+fn check_cluster(
+    path: &Path,
+    selected: &Selected,
+) -> Result<(String, Option<Vec<CertificateDer<'static>>>), KubeconfigError> {
+    let at = || path.to_owned();
+    let cluster = &selected.cluster;
     let server = cluster
         .server
         .clone()
@@ -172,7 +199,7 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
             path: at(),
             source: Arc::new(e),
         })?;
-    let roots = certificate_authority(path, &cluster)?;
+    let roots = certificate_authority(path, cluster)?;
     if let Some(proxy) = nonempty(&cluster.proxy_url) {
         proxy
             .parse::<hyper::Uri>()
@@ -181,41 +208,45 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
                 source: Arc::new(e),
             })?;
     }
-
-    // client-go's conflicts.
     if nonempty(&cluster.certificate_authority).is_some()
         && nonempty(&cluster.certificate_authority_data).is_some()
     {
         return Err(KubeconfigError::CaConflict {
             path: at(),
-            cluster: cluster_name,
+            cluster: selected.cluster_name.clone(),
         });
     }
-    let insecure = cluster.insecure_skip_tls_verify.unwrap_or(false);
-    if insecure && roots.is_some() {
+    if cluster.insecure_skip_tls_verify.unwrap_or(false) && roots.is_some() {
         return Err(KubeconfigError::InsecureWithCa { path: at() });
     }
-    let key_data = user
-        .client_key_data
+    Ok((server, roots))
+}
+
+/// The inline client key, when set and not empty.
+fn key_data(user: &AuthInfo) -> Option<&str> {
+    user.client_key_data
         .as_ref()
         .map(|s| s.expose_secret())
-        .filter(|s| !s.is_empty());
-    let conflict = if nonempty(&user.client_certificate).is_some()
+        .filter(|s| !s.is_empty())
+}
+
+/// client-go's conflicts in the user (file and data both set), then what warrant refuses
+/// (exec plugins, auth providers, impersonation).
+fn check_user(path: &Path, selected: &Selected) -> Result<(), KubeconfigError> {
+    let (at, user, user_name) = (|| path.to_owned(), &selected.user, &selected.user_name);
+    let refused = if nonempty(&user.client_certificate).is_some()
         && nonempty(&user.client_certificate_data).is_some()
     {
         Some(KubeconfigError::ClientCertConflict {
             path: at(),
             user: user_name.clone(),
         })
-    } else if nonempty(&user.client_key).is_some() && key_data.is_some() {
+    } else if nonempty(&user.client_key).is_some() && key_data(user).is_some() {
         Some(KubeconfigError::ClientKeyConflict {
             path: at(),
             user: user_name.clone(),
         })
-    } else {
-        None
-    };
-    let unsupported = if user.exec.is_some() {
+    } else if user.exec.is_some() {
         Some(KubeconfigError::ExecPlugin {
             path: at(),
             user: user_name.clone(),
@@ -233,96 +264,100 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
     } else {
         None
     };
-    if let Some(refused) = conflict.or(unsupported) {
-        return Err(refused);
+    refused.map_or(Ok(()), Err)
+}
+
+/// How the server's certificate is verified: not at all with `insecure-skip-tls-verify`, else
+/// against the cluster's CA (required: system roots are not used), with `tls-server-name`.
+fn verifier(
+    path: &Path,
+    selected: &Selected,
+    roots: Option<Vec<CertificateDer<'static>>>,
+    provider: &Arc<CryptoProvider>,
+    digest: &mut Sha256,
+) -> Result<Arc<dyn ServerCertVerifier>, KubeconfigError> {
+    let at = || path.to_owned();
+    let cluster = &selected.cluster;
+    if cluster.insecure_skip_tls_verify.unwrap_or(false) {
+        return Ok(Arc::new(NoVerification(provider.clone())));
     }
-
-    // Server URL, exactly.
-    let url = reqwest::Url::parse(&server).map_err(|source| KubeconfigError::ServerUrl {
+    let ders = roots.ok_or_else(|| KubeconfigError::NoCertificateAuthority {
         path: at(),
-        server: server.clone(),
-        source,
+        cluster: selected.cluster_name.clone(),
     })?;
-
-    // Trust.
-    let verifier: Arc<dyn ServerCertVerifier> = if insecure {
-        Arc::new(NoVerification(provider.clone()))
-    } else {
-        let ders = roots.ok_or_else(|| KubeconfigError::NoCertificateAuthority {
-            path: at(),
-            cluster: cluster_name.clone(),
-        })?;
-        let mut store = RootCertStore::empty();
-        for der in ders {
-            digest.update(&der);
-            store
-                .add(der)
-                .map_err(|source| KubeconfigError::CaCertificate { path: at(), source })?;
-        }
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
-            .build()
-            .map_err(|source| KubeconfigError::CaVerifier { path: at(), source })?;
-        match nonempty(&cluster.tls_server_name) {
-            Some(name) => {
-                let name = ServerName::try_from(name.to_owned()).map_err(|e| {
-                    KubeconfigError::TlsServerName {
-                        path: at(),
-                        name: name.to_owned(),
-                        source: Arc::new(e),
-                    }
-                })?;
-                Arc::new(NameOverride {
-                    inner: webpki,
-                    name,
-                })
-            }
-            None => webpki,
-        }
+    let mut store = RootCertStore::empty();
+    for der in ders {
+        digest.update(&der);
+        store
+            .add(der)
+            .map_err(|source| KubeconfigError::CaCertificate { path: at(), source })?;
+    }
+    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
+        .build()
+        .map_err(|source| KubeconfigError::CaVerifier { path: at(), source })?;
+    let Some(name) = nonempty(&cluster.tls_server_name) else {
+        return Ok(webpki);
     };
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|source| KubeconfigError::TlsVersions { path: at(), source })?
-        .dangerous()
-        .with_custom_certificate_verifier(verifier);
+    let name =
+        ServerName::try_from(name.to_owned()).map_err(|e| KubeconfigError::TlsServerName {
+            path: at(),
+            name: name.to_owned(),
+            source: Arc::new(e),
+        })?;
+    Ok(Arc::new(NameOverride {
+        inner: webpki,
+        name,
+    }))
+}
 
-    // Client certificate: inline data, else the file (both set was refused above).
-    let cert = match (
+/// The bytes of a client certificate or key: inline data, else the file (both set was refused
+/// by [`check_user`]).
+fn inline_or_file(
+    data: Option<&str>,
+    file: Option<&str>,
+    bad_data: impl FnOnce(base64::DecodeError) -> KubeconfigError,
+    bad_file: impl FnOnce(PathBuf, std::io::Error) -> KubeconfigError,
+) -> Result<Option<Vec<u8>>, KubeconfigError> {
+    match (data, file) {
+        (Some(data), _) => decode_base64(data).map(Some).map_err(bad_data),
+        (None, Some(file)) => std::fs::read(file)
+            .map(Some)
+            .map_err(|e| bad_file(PathBuf::from(file), e)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The TLS client configuration with the user's client certificate and key, if any.
+fn client_identity(
+    path: &Path,
+    selected: &Selected,
+    builder: rustls::ConfigBuilder<rustls::ClientConfig, rustls::client::WantsClientCert>,
+    digest: &mut Sha256,
+) -> Result<rustls::ClientConfig, KubeconfigError> {
+    let (at, user) = (|| path.to_owned(), &selected.user);
+    let cert = inline_or_file(
         nonempty(&user.client_certificate_data),
         nonempty(&user.client_certificate),
-    ) {
-        (Some(data), _) => Some(
-            decode_base64(data)
-                .map_err(|source| KubeconfigError::ClientCertData { path: at(), source })?,
-        ),
-        (None, Some(file)) => {
-            Some(
-                std::fs::read(file).map_err(|e| KubeconfigError::ClientCertFile {
-                    path: at(),
-                    file: PathBuf::from(file),
-                    source: Arc::new(e),
-                })?,
-            )
-        }
-        (None, None) => None,
-    };
-    let key = match (key_data, nonempty(&user.client_key)) {
-        (Some(data), _) => Some(
-            decode_base64(data)
-                .map_err(|source| KubeconfigError::ClientKeyData { path: at(), source })?,
-        ),
-        (None, Some(file)) => {
-            Some(
-                std::fs::read(file).map_err(|e| KubeconfigError::ClientKeyFile {
-                    path: at(),
-                    file: PathBuf::from(file),
-                    source: Arc::new(e),
-                })?,
-            )
-        }
-        (None, None) => None,
-    };
-    let mut tls = match (cert, key) {
-        (None, None) => builder.with_no_client_auth(),
+        |source| KubeconfigError::ClientCertData { path: at(), source },
+        |file, e| KubeconfigError::ClientCertFile {
+            path: at(),
+            file,
+            source: Arc::new(e),
+        },
+    )?;
+    let key = inline_or_file(
+        key_data(user),
+        nonempty(&user.client_key),
+        |source| KubeconfigError::ClientKeyData { path: at(), source },
+        |file, e| KubeconfigError::ClientKeyFile {
+            path: at(),
+            file,
+            source: Arc::new(e),
+        },
+    )?;
+    let user_name = selected.user_name.clone();
+    let (cert, key) = match (cert, key) {
+        (None, None) => return Ok(builder.with_no_client_auth()),
         (Some(_), None) => {
             return Err(KubeconfigError::MissingClientKey {
                 path: at(),
@@ -335,43 +370,47 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
                 user: user_name,
             });
         }
-        (Some(cert), Some(key)) => {
-            digest.update(&cert);
-            digest.update(&key);
-            let chain = CertificateDer::pem_slice_iter(&cert)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| KubeconfigError::ClientCertPem {
-                    path: at(),
-                    source: Arc::new(e),
-                })?;
-            if chain.is_empty() {
-                return Err(KubeconfigError::NoClientCert { path: at() });
-            }
-            let key =
-                PrivateKeyDer::from_pem_slice(&key).map_err(|e| KubeconfigError::ClientKeyPem {
-                    path: at(),
-                    source: Arc::new(e),
-                })?;
-            builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|source| KubeconfigError::ClientIdentity { path: at(), source })?
-        }
+        (Some(cert), Some(key)) => (cert, key),
     };
-    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    digest.update(&cert);
+    digest.update(&key);
+    let chain = CertificateDer::pem_slice_iter(&cert)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| KubeconfigError::ClientCertPem {
+            path: at(),
+            source: Arc::new(e),
+        })?;
+    if chain.is_empty() {
+        return Err(KubeconfigError::NoClientCert { path: at() });
+    }
+    let key = PrivateKeyDer::from_pem_slice(&key).map_err(|e| KubeconfigError::ClientKeyPem {
+        path: at(),
+        source: Arc::new(e),
+    })?;
+    builder
+        .with_client_auth_cert(chain, key)
+        .map_err(|source| KubeconfigError::ClientIdentity { path: at(), source })
+}
 
-    // Credentials: a tokenFile first, the static token as its fallback (see the module doc).
+/// The user's credentials: a tokenFile first, the static token as its fallback (see the module
+/// doc), else basic auth, else none.
+fn credentials(
+    path: &Path,
+    user: &AuthInfo,
+    digest: &mut Sha256,
+) -> Result<Credentials, KubeconfigError> {
     let static_token = user
         .token
         .as_ref()
         .map(|t| t.expose_secret().trim().to_owned());
-    let credentials = if let Some(file) = nonempty(&user.token_file) {
+    if let Some(file) = nonempty(&user.token_file) {
         let file = PathBuf::from(file);
         let token = match (read_token(&file), &static_token) {
             (Ok(token), _) => token,
             (Err(_), Some(fallback)) => fallback.clone(),
             (Err(e), None) => {
                 return Err(KubeconfigError::TokenFile {
-                    path: at(),
+                    path: path.to_owned(),
                     file,
                     source: Arc::new(e),
                 });
@@ -380,35 +419,27 @@ pub fn load(path: &Path, provider: &Arc<CryptoProvider>) -> Result<Connection, K
         if let Some(t) = &static_token {
             digest.update(t.as_bytes());
         }
-        Credentials::Bearer(TokenSource::File {
+        return Ok(Credentials::Bearer(TokenSource::File {
             path: file,
             cached: Mutex::new((token, Instant::now())),
-        })
-    } else if let Some(t) = static_token {
+        }));
+    }
+    if let Some(t) = static_token {
         digest.update(t.as_bytes());
-        Credentials::Bearer(TokenSource::Static(t))
-    } else if let Some(name) = nonempty(&user.username) {
-        let password = user
-            .password
-            .as_ref()
-            .map(|p| p.expose_secret().to_owned())
-            .unwrap_or_default();
-        digest.update(name.as_bytes());
-        digest.update(password.as_bytes());
-        let encoded =
-            base64::engine::general_purpose::STANDARD.encode(format!("{name}:{password}"));
-        Credentials::Basic(Redacted(format!("Basic {encoded}")))
-    } else {
-        Credentials::None
+        return Ok(Credentials::Bearer(TokenSource::Static(t)));
+    }
+    let Some(name) = nonempty(&user.username) else {
+        return Ok(Credentials::None);
     };
-
-    Ok(Connection {
-        url,
-        tls,
-        credentials,
-        proxy: nonempty(&cluster.proxy_url).map(str::to_owned),
-        digest: digest.finalize().into(),
-    })
+    let password = user
+        .password
+        .as_ref()
+        .map(|p| p.expose_secret().to_owned())
+        .unwrap_or_default();
+    digest.update(name.as_bytes());
+    digest.update(password.as_bytes());
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{name}:{password}"));
+    Ok(Credentials::Basic(Redacted(format!("Basic {encoded}"))))
 }
 
 /// The kubeconfig's bytes as text: UTF-8, or UTF-8 or UTF-16 behind a byte order mark, as kube's

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 /// What is wrong, worded as upstream's `k8s.io/apimachinery/pkg/util/validation/field` errors.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum ErrorKind {
     /// A required field is missing or empty.
     Required(Option<String>),
@@ -39,9 +39,20 @@ pub enum ErrorKind {
     Forbidden(String),
     /// The YAML does not decode into the schema (unknown field, wrong type, syntax).
     Decode(String),
-    /// The file cannot be read.
-    Read(String),
+    /// The file cannot be read. (Held in an `Arc` so that the kind stays `Clone`; two kinds
+    /// compare equal when their texts do.)
+    Read(Arc<std::io::Error>),
 }
+
+/// Kinds compare by variant and rendered text: an `io::Error` has no equality of its own.
+impl PartialEq for ErrorKind {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for ErrorKind {}
 
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -81,17 +81,17 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Loaded, ConfigErrors> {
 /// Reads, decodes and validates a configuration file.
 pub fn load_file(path: &Path) -> Result<Loaded, ConfigErrors> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| read_error(&name, &e))?;
+    let bytes = std::fs::read(path).map_err(|e| read_error(&name, e))?;
     parse(&name, &bytes)
 }
 
 /// The error for a file that cannot be read.
-pub(crate) fn read_error(name: &str, e: &std::io::Error) -> ConfigErrors {
+pub(crate) fn read_error(name: &str, e: std::io::Error) -> ConfigErrors {
     ConfigErrors::one(ConfigError {
         file: name.into(),
         line: 0,
         path: String::new(),
-        kind: ErrorKind::Read(e.to_string()),
+        kind: ErrorKind::Read(Arc::new(e)),
     })
 }
 

@@ -51,7 +51,7 @@ fn check(path: &Path, last: &mut Option<Vec<u8>>) -> Option<Change> {
             *last = None;
             return Some(Change::Unreadable(read_error(
                 &path.display().to_string(),
-                &e,
+                e,
             )));
         }
     };

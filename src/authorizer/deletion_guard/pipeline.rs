@@ -47,7 +47,9 @@ impl DeletionGuard {
         Ok(conclusion::verdict(spec.mode, finding, case.risk))
     }
 
-    /// Runs the gates in their fixed order; the first that stops the case decides.
+    /// Runs the gates in their fixed order; the first that stops the case decides. Break-glass
+    /// and trusted principals stand aside before any rate limit; a request the later gates let
+    /// through then spends its rate-limit tokens (a denied one spends none).
     fn decide(&self, case: &Case<'_>) -> Result<Finding, GuardError> {
         let spec = &self.shared.spec;
         if let Some(stop) = gates::break_glass(spec, case) {
@@ -59,6 +61,16 @@ impl DeletionGuard {
         if let Some(stop) = rate::gate(&self.shared.buckets, &spec.rate_limits, case) {
             return Ok(stop);
         }
+        let finding = self.protection_gates(case)?;
+        if finding.code.denies() {
+            return Ok(finding);
+        }
+        Ok(rate::spend(&self.shared.buckets, &spec.rate_limits, case).unwrap_or(finding))
+    }
+
+    /// The gates of a protected target: change windows and freezes, then tickets.
+    fn protection_gates(&self, case: &Case<'_>) -> Result<Finding, GuardError> {
+        let spec = &self.shared.spec;
         let Some(level) = case.risk.protection else {
             return Ok(Finding::new(GuardCode::Allow, "target not protected"));
         };

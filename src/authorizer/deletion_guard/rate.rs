@@ -33,20 +33,15 @@ impl Buckets {
     /// recovered as they were left, each update being a few field writes.
     pub fn take(&self, index: usize, limit: &RateLimit, user: &str, now: DateTime<Utc>) -> bool {
         let mut map = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let cap = f64::from(limit.count);
-        let per_sec = cap / limit.period.as_secs_f64().max(1e-9);
+        let rate = Refill::of(limit);
         if map.len() >= MAX_BUCKETS {
-            map.retain(|_, b| {
-                let dt = (now - b.at).num_milliseconds().max(0) as f64 / 1000.0;
-                b.tokens + dt * per_sec < cap
-            });
+            map.retain(|_, b| rate.level(b, now) < rate.cap);
         }
         let b = map.entry((index, user.to_owned())).or_insert(Bucket {
-            tokens: cap,
+            tokens: rate.cap,
             at: now,
         });
-        let dt = (now - b.at).num_milliseconds().max(0) as f64 / 1000.0;
-        b.tokens = (b.tokens + dt * per_sec).min(cap);
+        b.tokens = rate.level(b, now);
         if now > b.at {
             b.at = now;
         }
@@ -57,27 +52,91 @@ impl Buckets {
             false
         }
     }
+
+    /// Whether the bucket of limit `index` for `user` holds a token at `now`, without taking it
+    /// (and without creating the bucket: an absent one is full).
+    pub fn has_token(
+        &self,
+        index: usize,
+        limit: &RateLimit,
+        user: &str,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let map = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let rate = Refill::of(limit);
+        map.get(&(index, user.to_owned()))
+            .is_none_or(|b| rate.level(b, now) >= 1.0)
+    }
+}
+
+/// How a limit's bucket fills: `cap` tokens, refilled evenly over the period.
+#[derive(Debug, Clone, Copy)]
+struct Refill {
+    cap: f64,
+    per_sec: f64,
+}
+
+impl Refill {
+    fn of(limit: &RateLimit) -> Self {
+        let cap = f64::from(limit.count);
+        Self {
+            cap,
+            per_sec: cap / limit.period.as_secs_f64().max(1e-9),
+        }
+    }
+
+    /// The tokens a bucket holds at `now`.
+    fn level(self, b: &Bucket, now: DateTime<Utc>) -> f64 {
+        let dt = (now - b.at).num_milliseconds().max(0) as f64 / 1000.0;
+        (b.tokens + dt * self.per_sec).min(self.cap)
+    }
 }
 
 /// `RATE_LIMITED` at the first limit covering the target whose bucket for the requester is
-/// empty. Every covering limit up to that one spends a token.
+/// empty. The gate only looks: a token is spent by [`spend`], once the whole pipeline has let the
+/// request through, so a denied (or, in Observe mode, would-be-denied) request never spends one.
 pub(super) fn gate(buckets: &Buckets, limits: &[RateLimit], case: &Case<'_>) -> Option<Finding> {
     let t = &case.target;
-    let (_, limit) = limits.iter().enumerate().find(|(i, limit)| {
-        limit.kind.covers(t.group, t.resource) && !buckets.take(*i, limit, t.user, case.now)
-    })?;
+    let (_, limit) = covering(limits, t.group, t.resource)
+        .find(|(i, limit)| !buckets.has_token(*i, limit, t.user, case.now))?;
+    Some(limited(limit, t.user))
+}
+
+/// Spends one token of every limit covering a request the guard let through. A bucket emptied
+/// meanwhile by a concurrent request makes this one `RATE_LIMITED` after all (the tokens of the
+/// limits before it stay spent: the race costs at most one token per limit).
+pub(super) fn spend(buckets: &Buckets, limits: &[RateLimit], case: &Case<'_>) -> Option<Finding> {
+    let t = &case.target;
+    let (_, limit) = covering(limits, t.group, t.resource)
+        .find(|(i, limit)| !buckets.take(*i, limit, t.user, case.now))?;
+    Some(limited(limit, t.user))
+}
+
+/// The limits (with their index) that count a `group`/`resource`.
+fn covering<'a>(
+    limits: &'a [RateLimit],
+    group: &'a str,
+    resource: &'a str,
+) -> impl Iterator<Item = (usize, &'a RateLimit)> + 'a {
+    limits
+        .iter()
+        .enumerate()
+        .filter(move |(_, limit)| limit.kind.covers(group, resource))
+}
+
+fn limited(limit: &RateLimit, user: &str) -> Finding {
     let kind = if limit.kind.resource == "*" {
         "destructive requests".to_owned()
     } else {
         format!("{} deletions", limit.kind.resource)
     };
-    Some(Finding::new(
+    Finding::new(
         GuardCode::RateLimited,
         format!(
-            "rate limit of {} {kind} per {:?} for {} exceeded",
-            limit.count, limit.period, t.user
+            "rate limit of {} {kind} per {:?} for {user} exceeded",
+            limit.count, limit.period
         ),
-    ))
+    )
 }
 
 #[cfg(test)]

@@ -76,13 +76,16 @@ fn namespace_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Level> {
         .max()
 }
 
-/// The highest level of the protected resource rules naming the target.
+/// The highest level of the protected resource rules naming the target. A collection delete
+/// names no object but may sweep the named ones, so it is judged at the highest level of every
+/// rule for its kind, named objects included.
 fn resource_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Level> {
+    let collection = target.verb == "deletecollection";
     spec.resources
         .iter()
         .filter(|p| {
             p.kind.covers(target.group, target.resource)
-                && (p.names.is_empty() || pattern::any(&p.names, target.name))
+                && (p.names.is_empty() || collection || pattern::any(&p.names, target.name))
         })
         .map(|p| p.level)
         .max()

@@ -381,3 +381,102 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
         )
     );
 }
+
+/// A guard from a `guard:` block, in a chain file of its own.
+#[track_caller]
+fn guard_of(block: &str) -> DeletionGuard {
+    let yaml = format!(
+        "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n{block}"
+    );
+    let loaded = crate::config::parse("issue-11.yaml", yaml.as_bytes()).unwrap();
+    let AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("not a guard");
+    };
+    DeletionGuard::new(
+        GuardShared::new(spec, FailurePolicy::Deny),
+        &crate::names::AuthorizerName::new("guard").unwrap(),
+        &Default::default(),
+    )
+}
+
+/// A `verb` of apps/deployments `name` (empty: the collection) in namespace `shop` by `user`.
+#[track_caller]
+fn deployments(verb: &str, name: &str, user: &str) -> Input {
+    let body = serde_json::json!({
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": user, "resourceAttributes": {
+            "verb": verb, "group": "apps", "resource": "deployments", "name": name, "namespace": "shop"}},
+    });
+    Input {
+        review: crate::review::decode(body.to_string().as_bytes()).unwrap(),
+        now: at(NOW),
+    }
+}
+
+/// Issue 11, hole 1: a collection delete sweeps the named objects too, so it is judged at the
+/// highest level the names of its kind carry, not "target not protected".
+#[test]
+fn issue_11_deletecollection_is_judged_at_the_level_of_named_objects() {
+    let g = guard_of(
+        "    protectedResources: [{group: apps, resource: deployments, names: [checkout], level: critical}]\n",
+    );
+    let (decision, message, code, _) = judged(&g, &deployments("delete", "checkout", "jane"));
+    assert_eq!(
+        (decision, code.as_str()),
+        (Decision::Deny, "MISSING_TICKET")
+    );
+    assert!(
+        message.contains("critical deployments.apps +40"),
+        "{message}"
+    );
+    let (decision, message, code, _) = judged(&g, &deployments("deletecollection", "", "jane"));
+    assert_eq!(
+        (decision, code.as_str()),
+        (Decision::Deny, "MISSING_TICKET"),
+        "{message}"
+    );
+    assert!(
+        message.contains("critical deployments.apps +40"),
+        "{message}"
+    );
+    assert!(message.contains("deletecollection +20"), "{message}");
+    // An object the names do not protect is still not protected on its own.
+    let (decision, message, code, _) = judged(&g, &deployments("delete", "cart", "jane"));
+    assert_eq!((decision, code.as_str()), (Decision::NoOpinion, "ALLOW"));
+    assert!(message.starts_with("target not protected"), "{message}");
+}
+
+/// Issue 11, hole 2: a denied (or, in Observe mode, would-be-denied) request spends no
+/// rate-limit token; only requests the guard lets through do.
+#[test]
+fn issue_11_denied_requests_spend_no_rate_limit_token() {
+    for mode in ["Enforce", "Observe"] {
+        let g = guard_of(&format!(
+            "    mode: {mode}\n    protectedResources: [{{group: apps, resource: deployments, names: [checkout], level: critical}}]\n    rateLimits: [{{group: apps, resource: deployments, count: 2, per: 1h}}]\n"
+        ));
+        let refused = if mode == "Enforce" {
+            "MISSING_TICKET"
+        } else {
+            "OBSERVED_MISSING_TICKET"
+        };
+        // Five refusals (a can-i or a real attempt look the same) leave the budget of 2 intact.
+        for _ in 0..5 {
+            let (_, message, code, _) = judged(&g, &deployments("delete", "checkout", "jane"));
+            assert_eq!(code, refused, "{mode}: {message}");
+        }
+        for _ in 0..2 {
+            let (_, message, code, _) = judged(&g, &deployments("delete", "cart", "jane"));
+            assert_eq!(code, "ALLOW", "{mode}: {message}");
+        }
+        let (_, message, code, _) = judged(&g, &deployments("delete", "cart", "jane"));
+        let limited = if mode == "Enforce" {
+            "RATE_LIMITED"
+        } else {
+            "OBSERVED_RATE_LIMITED"
+        };
+        assert_eq!(code, limited, "{mode}: {message}");
+        // Another user's budget is untouched.
+        let (_, _, code, _) = judged(&g, &deployments("delete", "cart", "joe"));
+        assert_eq!(code, "ALLOW", "{mode}");
+    }
+}

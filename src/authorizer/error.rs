@@ -13,9 +13,8 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AuthorizerError {
-    /// The review's deadline passed while the authorizer was still working through its
-    /// conditions or rules.
-    #[error("{}", DEADLINE_PASSED)]
+    /// The review's deadline passed while the authorizer was still working through its rules.
+    #[error("the review deadline passed before this authorizer finished")]
     DeadlinePassed,
     /// The review's deadline passed before the authorizer answered.
     #[error("no answer within the review deadline ({budget_ms} ms)")]
@@ -44,18 +43,12 @@ pub enum AuthorizerError {
     },
 }
 
-/// What [`AuthorizerError::DeadlinePassed`] (and a matchCondition the deadline cut off) says.
-const DEADLINE_PASSED: &str = "the review deadline passed before this authorizer finished";
-
 /// Why one matchCondition gave no answer.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ConditionError {
     /// The condition failed to evaluate (`cel evaluation error: ...`).
     #[error(transparent)]
     Evaluation(#[from] EvaluationError),
-    /// The review deadline passed before the condition was reached.
-    #[error("{}", DEADLINE_PASSED)]
-    DeadlinePassed,
 }
 
 /// The errors of one authorizer's matchConditions, in condition order; never empty. Renders as

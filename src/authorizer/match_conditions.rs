@@ -56,11 +56,16 @@ impl MatchConditions {
     }
 
     /// Evaluates the conditions for one review; `None` for the report when there are none.
-    /// A condition reached after `deadline` counts as an erroring one.
+    ///
+    /// The review deadline does not stop them (issue 15, finding 4): each evaluation is bounded
+    /// by its own CEL cost budget, and whether an authorizer applies must be known before it can
+    /// fail for lack of time; otherwise an authorizer that does not apply to the request would
+    /// answer for it with its failure policy once an earlier one had used up the deadline. Only
+    /// an authorizer that applies can fail for the deadline (in the chain).
     pub fn evaluate(
         &self,
         input: &Input,
-        deadline: Deadline,
+        _deadline: Deadline,
     ) -> (MatchOutcome, Option<ConditionReport>) {
         if self.conditions.is_empty() {
             return (MatchOutcome::Matched, None);
@@ -70,10 +75,6 @@ impl MatchConditions {
         let mut errors = Vec::new();
         let mut excluded = false;
         for condition in self.conditions.iter() {
-            if deadline.check().is_err() {
-                errors.push(ConditionError::DeadlinePassed);
-                break;
-            }
             match condition.judge(&bound) {
                 Ok(true) => {}
                 Ok(false) => {

@@ -205,3 +205,40 @@ fn names_are_checked_once_at_build() {
     );
     assert_eq!(Chain::new(vec![]).unwrap_err(), BuildError::Empty);
 }
+
+/// Issue 15, finding 4: once an earlier authorizer has used up the review deadline, an
+/// authorizer whose matchConditions exclude the request is skipped, not failed: it never answers
+/// (let alone denies) for a request it does not apply to.
+#[tokio::test(start_paused = true)]
+async fn issue_15_4_a_deadline_miss_never_fails_an_authorizer_that_does_not_apply() {
+    use crate::cel::{Expression, Variables};
+    let condition = |source: &str| {
+        MatchConditions::new(vec![
+            Expression::compile(source, Variables::Request).unwrap(),
+        ])
+    };
+    let (hangs, _) = entry("hangs", None, FailurePolicy::NoOpinion);
+    let (mut elsewhere, elsewhere_calls) = entry(
+        "elsewhere",
+        Some(Verdict::bare(Decision::Deny)),
+        FailurePolicy::Deny,
+    );
+    elsewhere.match_conditions = condition("has(request.resourceAttributes)");
+    let (mut applies, applies_calls) = entry(
+        "applies",
+        Some(Verdict::bare(Decision::Allow)),
+        FailurePolicy::Deny,
+    );
+    applies.match_conditions = condition("has(request.nonResourceAttributes)");
+    let chain = Chain::new(vec![hangs, elsewhere, applies]).unwrap();
+    let answer = chain
+        .authorize(&input(), Deadline::after(Duration::from_secs(1)))
+        .await;
+    assert_eq!(answer.trace[1].outcome, StepOutcome::Excluded);
+    assert_eq!(elsewhere_calls.load(Ordering::SeqCst), 0);
+    // The authorizer that applies is still asked: this fake answers at once and ignores the
+    // deadline (a real one checks it, as Policy does, or is cut off by the chain's timeout).
+    assert_eq!(applies_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(answer.decision, Decision::Allow);
+    assert_eq!(answer.decided_by.as_ref().unwrap().as_str(), "applies");
+}

@@ -10,6 +10,7 @@
 mod decode;
 mod decoded;
 mod error;
+mod json_object;
 mod request;
 mod response;
 mod version;
@@ -17,6 +18,7 @@ mod version;
 pub use decode::decode;
 pub use decoded::{Attributes, Review};
 pub use error::ReviewError;
+pub use json_object::refuse_array;
 pub use request::{canonical_spec_json, encode_request};
 pub use response::encode_response;
 pub use version::ApiVersion;

@@ -2,6 +2,7 @@
 
 use super::decoded::Review;
 use super::error::ReviewError;
+use super::json_object::refuse_array;
 use super::version::ApiVersion;
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec,
@@ -44,6 +45,7 @@ struct WireSpec {
 
 /// Decodes one review from a JSON body.
 pub fn decode(body: &[u8]) -> Result<Review, ReviewError> {
+    refuse_array(body, "a SubjectAccessReview object").map_err(ReviewError::NotJson)?;
     let envelope: Envelope<'_> = serde_json::from_slice(body).map_err(ReviewError::NotJson)?;
     let version = match envelope.api_version.as_deref() {
         None | Some("") => return Err(ReviewError::MissingApiVersion),
@@ -56,6 +58,8 @@ pub fn decode(body: &[u8]) -> Result<Review, ReviewError> {
         other => return Err(ReviewError::WrongKind(other.unwrap_or("").to_owned())),
     }
     let raw = envelope.spec.ok_or(ReviewError::MissingSpec)?;
+    refuse_array(raw.get().as_bytes(), "a SubjectAccessReviewSpec object")
+        .map_err(ReviewError::InvalidSpec)?;
     let wire: WireSpec = serde_json::from_str(raw.get()).map_err(ReviewError::InvalidSpec)?;
     let (groups, other, found, expected) = match version {
         ApiVersion::V1 => (wire.groups, wire.group, "group", "groups"),

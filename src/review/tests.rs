@@ -138,3 +138,26 @@ fn response_keeps_version_and_omits_unset_fields() {
     assert_eq!(v["status"]["reason"], "x: no");
     assert!(v["status"].get("evaluationError").is_none());
 }
+
+/// Issue 15, finding 5: a review, or its spec, in serde's sequence form is refused as Go's
+/// decoder refuses it (kube-apiserver never sends one; a body that does is not a review).
+#[test]
+fn issue_15_5_arrays_are_not_reviews() {
+    assert_eq!(
+        err(
+            r#"["authorization.k8s.io/v1","SubjectAccessReview",{"user":"jane","nonResourceAttributes":{"path":"/","verb":"get"}}]"#
+        ),
+        "request body is not a JSON object: invalid type: sequence, expected a SubjectAccessReview object"
+    );
+    assert_eq!(
+        err(
+            r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":["jane",["dev"]]}"#
+        ),
+        "spec is invalid: invalid type: sequence, expected a SubjectAccessReviewSpec object"
+    );
+    // Nested attributes are k8s-openapi types, which take objects only already.
+    assert!(
+        err(r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"nonResourceAttributes":["/","get"]}}"#)
+            .starts_with("spec is invalid: invalid type: sequence")
+    );
+}

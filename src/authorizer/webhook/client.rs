@@ -9,6 +9,7 @@
 use super::error::{CallError, DecodeError, StatusReason, TransportError};
 use super::kubeconfig::{Connection, Credentials};
 use crate::review::ApiVersion;
+use crate::review::refuse_array;
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde::Deserialize;
@@ -261,11 +262,11 @@ fn classify(e: reqwest::Error) -> CallError {
 }
 
 #[derive(Deserialize)]
-struct ReviewAnswer {
+struct ReviewAnswer<'a> {
     #[serde(rename = "apiVersion", default)]
     api_version: Option<String>,
-    #[serde(default)]
-    status: Option<StatusFields>,
+    #[serde(borrow, default)]
+    status: Option<&'a serde_json::value::RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -280,7 +281,7 @@ struct StatusFields {
 
 /// A `metav1.Status` error body.
 #[derive(Deserialize)]
-struct ApiStatus {
+struct ApiStatus<'a> {
     #[serde(default)]
     kind: String,
     #[serde(default)]
@@ -289,8 +290,8 @@ struct ApiStatus {
     message: String,
     #[serde(default)]
     reason: String,
-    #[serde(default)]
-    details: Option<ApiStatusDetails>,
+    #[serde(borrow, default)]
+    details: Option<&'a serde_json::value::RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -338,8 +339,9 @@ fn decode(
             content_type: shown,
         }));
     }
-    let answer: ReviewAnswer = serde_json::from_slice(body)
-        .map_err(|e| CallError::Decode(DecodeError::Json(Arc::new(e))))?;
+    let json = |e| CallError::Decode(DecodeError::Json(Arc::new(e)));
+    refuse_array(body, "a SubjectAccessReview object").map_err(json)?;
+    let answer: ReviewAnswer<'_> = serde_json::from_slice(body).map_err(json)?;
     if let Some(v) = answer.api_version.as_deref()
         && v != version.as_str()
     {
@@ -348,11 +350,18 @@ fn decode(
             want: version.as_str(),
         }));
     }
-    let s = answer.status.unwrap_or(StatusFields {
-        allowed: false,
-        denied: false,
-        reason: String::new(),
-    });
+    let s = match answer.status {
+        Some(raw) => {
+            refuse_array(raw.get().as_bytes(), "a SubjectAccessReviewStatus object")
+                .map_err(json)?;
+            serde_json::from_str(raw.get()).map_err(json)?
+        }
+        None => StatusFields {
+            allowed: false,
+            denied: false,
+            reason: String::new(),
+        },
+    };
     Ok(DownstreamStatus {
         allowed: s.allowed,
         denied: s.denied,
@@ -370,12 +379,15 @@ fn status_error(
     retry_after: Option<u64>,
 ) -> CallError {
     if is_json
-        && let Ok(s) = serde_json::from_slice::<ApiStatus>(body)
+        && refuse_array(body, "a Status object").is_ok()
+        && let Ok(s) = serde_json::from_slice::<ApiStatus<'_>>(body)
         && s.kind == "Status"
         && s.status == "Failure"
     {
         let from_details = s
             .details
+            .filter(|raw| refuse_array(raw.get().as_bytes(), "StatusDetails").is_ok())
+            .and_then(|raw| serde_json::from_str::<ApiStatusDetails>(raw.get()).ok())
             .map(|d| d.retry_after_seconds)
             .filter(|n| *n > 0)
             .map(|n| n as u64);
@@ -496,6 +508,35 @@ mod tests {
             e.to_string(),
             "cannot decode the downstream's answer: answer apiVersion \"authorization.k8s.io/v1\" does not match the request's \"authorization.k8s.io/v1beta1\""
         );
+    }
+
+    /// Issue 15, finding 5: an answer (or its status) in serde's sequence form is refused, as
+    /// Go's decoder refuses it, instead of being read field by field.
+    #[test]
+    fn issue_15_5_array_answers_are_decode_failures() {
+        let as_array = br#"["authorization.k8s.io/v1",{"allowed":true}]"#;
+        let e = decode(ApiVersion::V1, 200, &headers(None), as_array, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot decode the downstream's answer: invalid type: sequence, expected a SubjectAccessReview object"
+        );
+        let status_array = br#"{"apiVersion":"authorization.k8s.io/v1","status":[true,false,"r"]}"#;
+        let e = decode(ApiVersion::V1, 200, &headers(None), status_array, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot decode the downstream's answer: invalid type: sequence, expected a SubjectAccessReviewStatus object"
+        );
+        // A Status error body as an array is not a Status: the generic text for the code (which
+        // quotes the body, as client-go's does), not the array's "message".
+        let e = decode(
+            ApiVersion::V1,
+            500,
+            &headers(None),
+            br#"["Status","Failure","nope"]"#,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("an error on the server ("), "{e}");
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub enum Rejection {
     /// The request's content type is not JSON.
     #[error("Content-Type {0:?} is not supported: send application/json")]
     ContentType(String),
+    /// The body is encoded (compressed); reviews are sent as plain JSON.
+    #[error("Content-Encoding {0:?} is not supported: send the review unencoded (identity)")]
+    ContentEncoding(String),
     /// The body is larger than allowed.
     #[error("request body is larger than the limit of {limit} bytes")]
     TooLarge {
@@ -44,6 +47,8 @@ pub enum Rejection {
         method: String,
         /// The path.
         path: String,
+        /// The methods the path takes, for the `Allow` header.
+        allow: &'static str,
     },
     /// No valid configuration is loaded yet.
     #[error("no valid authorization configuration is loaded yet")]
@@ -54,10 +59,14 @@ impl Rejection {
     /// The HTTP status and the Status `reason` for this rejection.
     pub fn code(&self) -> (StatusCode, &'static str) {
         match self {
-            Rejection::BadReview(_)
-            | Rejection::ContentType(_)
-            | Rejection::BodyTimeout(_)
-            | Rejection::BodyRead(_) => (StatusCode::BAD_REQUEST, "BadRequest"),
+            Rejection::BadReview(_) | Rejection::BodyRead(_) => {
+                (StatusCode::BAD_REQUEST, "BadRequest")
+            }
+            // As kube-apiserver answers a body it has no serializer for.
+            Rejection::ContentType(_) | Rejection::ContentEncoding(_) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType")
+            }
+            Rejection::BodyTimeout(_) => (StatusCode::REQUEST_TIMEOUT, "Timeout"),
             Rejection::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge"),
             Rejection::Unauthenticated => (StatusCode::UNAUTHORIZED, "Unauthorized"),
             Rejection::NotFound(_) => (StatusCode::NOT_FOUND, "NotFound"),
@@ -71,6 +80,10 @@ impl Rejection {
     /// The response for this rejection.
     pub fn into_response(self) -> Response<Full<Bytes>> {
         let (code, reason) = self.code();
+        let allow = match &self {
+            Rejection::MethodNotAllowed { allow, .. } => Some(*allow),
+            _ => None,
+        };
         let body = Status {
             kind: "Status",
             api_version: "v1",
@@ -87,6 +100,10 @@ impl Rejection {
             header::CONTENT_TYPE,
             header::HeaderValue::from_static("application/json"),
         );
+        if let Some(allow) = allow {
+            resp.headers_mut()
+                .insert(header::ALLOW, header::HeaderValue::from_static(allow));
+        }
         if code == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -125,7 +142,8 @@ mod tests {
             timeout.to_string(),
             "request body could not be read: not received within 10s"
         );
-        assert_eq!(timeout.code(), (StatusCode::BAD_REQUEST, "BadRequest"));
+        // Issue 15, finding 8: a body that does not arrive in time is 408, not 400.
+        assert_eq!(timeout.code(), (StatusCode::REQUEST_TIMEOUT, "Timeout"));
         let cause = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "peer went away");
         let read = Rejection::BodyRead(Box::new(cause));
         assert_eq!(

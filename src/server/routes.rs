@@ -81,15 +81,16 @@ async fn route(
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    let allowed = match path.as_str() {
-        "/authorize" => Method::POST,
-        "/healthz" | "/readyz" | "/livez" | "/metrics" => Method::GET,
+    let (allowed, allow) = match path.as_str() {
+        "/authorize" => (Method::POST, "POST"),
+        "/healthz" | "/readyz" | "/livez" | "/metrics" => (Method::GET, "GET, HEAD"),
         _ => return Err(Rejection::NotFound(path)),
     };
     if method != allowed && !(allowed == Method::GET && method == Method::HEAD) {
         return Err(Rejection::MethodNotAllowed {
             method: method.to_string(),
             path,
+            allow,
         });
     }
     match path.as_str() {
@@ -138,6 +139,12 @@ fn authenticate(
 }
 
 fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
+    if let Some(encoding) = req.headers().get(header::CONTENT_ENCODING) {
+        let raw = encoding.to_str().unwrap_or("");
+        if !raw.trim().eq_ignore_ascii_case("identity") {
+            return Err(Rejection::ContentEncoding(raw.to_owned()));
+        }
+    }
     let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
         // Absent means JSON, as the API server's own client assumes.
         return Ok(());

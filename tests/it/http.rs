@@ -104,13 +104,33 @@ async fn malformed_reviews_get_400_with_a_status_body() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 400);
+    // Issue 15, finding 8: 415, as kube-apiserver answers a media type it cannot decode.
+    assert_eq!(r.status(), 415);
     let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(v["reason"], "UnsupportedMediaType");
     assert!(
         v["message"]
             .as_str()
             .unwrap()
             .contains("send application/json")
+    );
+    // A compressed body is not "not a JSON object": 415 naming the encoding.
+    let r = c
+        .post(w.url("/authorize"))
+        .header("Content-Type", "application/json")
+        .header("Content-Encoding", "gzip")
+        .body(V1_REVIEW)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Encoding \"gzip\""),
+        "{v}"
     );
     // Over 1 MiB, with a Content-Length and streamed without one.
     let big = format!(
@@ -131,10 +151,12 @@ async fn malformed_reviews_get_400_with_a_status_body() {
     assert_eq!(r.status(), 413);
     // Routes and methods.
     assert_eq!(c.get(w.url("/nope")).send().await.unwrap().status(), 404);
-    assert_eq!(
-        c.get(w.url("/authorize")).send().await.unwrap().status(),
-        405
-    );
+    let r = c.get(w.url("/authorize")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    assert_eq!(r.headers()["allow"], "POST");
+    let r = c.post(w.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    assert_eq!(r.headers()["allow"], "GET, HEAD");
     // The server survived all of it.
     let (code, v) = post_review(&c, &w.url("/authorize"), V1_REVIEW).await;
     assert_eq!((code, v["status"]["allowed"].as_bool()), (200, Some(true)));

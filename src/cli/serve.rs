@@ -177,6 +177,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?,
     );
 
+    let (live_for_signals, metrics_for_signals) = (live.clone(), metrics.clone());
     let state = Arc::new(AppState {
         live,
         metrics,
@@ -200,9 +201,16 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if let Some(state) = &generated {
         print_generated(state, addr);
     }
-    let tls_task = tokio::spawn(tls.watch(timing));
+    let tls_task = tokio::spawn(tls.clone().watch(timing));
+    let signals = tokio::spawn(other_signals(
+        live_for_signals,
+        source,
+        tls,
+        metrics_for_signals,
+    ));
     server.run(shutdown_signal()).await;
     tls_task.abort();
+    signals.abort();
     drop(audit);
     tracing::info!("stopped");
     Ok(())
@@ -221,6 +229,51 @@ fn print_generated(state: &StateFiles, addr: SocketAddr) {
         d(&state.client_cert),
         d(&state.client_key),
     );
+}
+
+/// The signals that do not stop the server (issue 15, finding 6): SIGHUP re-reads the
+/// configuration and the serving certificate at once, as operators expect of a daemon; SIGUSR1
+/// and SIGUSR2 are logged and ignored instead of killing the process without a drain.
+async fn other_signals(
+    live: Arc<LiveChain>,
+    source: ConfigSource,
+    tls: Arc<ReloadingTls>,
+    metrics: Arc<Metrics>,
+) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut hup), Ok(mut usr1), Ok(mut usr2)) = (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::user_defined1()),
+            signal(SignalKind::user_defined2()),
+        ) else {
+            tracing::warn!("cannot install the SIGHUP/SIGUSR1/SIGUSR2 handlers");
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = hup.recv() => {
+                    tracing::info!("SIGHUP: re-reading the configuration and the serving certificate");
+                    if let ConfigSource::File(_) = source {
+                        let change = match source.load() {
+                            Ok(loaded) => crate::config::watch::Change::Loaded(loaded),
+                            Err(errors) => crate::config::watch::Change::Invalid(errors),
+                        };
+                        live.handle(change, &metrics);
+                    }
+                    tls.reload();
+                }
+                _ = usr1.recv() => tracing::info!("SIGUSR1 ignored (SIGHUP reloads, SIGTERM stops)"),
+                _ = usr2.recv() => tracing::info!("SIGUSR2 ignored (SIGHUP reloads, SIGTERM stops)"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (live, source, tls, metrics);
+        std::future::pending::<()>().await;
+    }
 }
 
 async fn shutdown_signal() {

@@ -90,8 +90,34 @@ async fn serve_with_no_flags_starts_secure_and_answers() {
     let (code, _) = post_review(&client(&ca, None), url, &body).await;
     assert_eq!(code, 401);
 
-    // SIGTERM drains and exits 0; the audit record reached standard output.
+    // Issue 15, finding 6: SIGHUP reloads and SIGUSR1/SIGUSR2 are ignored; none of them stops
+    // the server.
     let pid = child.id().to_string();
+    for sig in ["-HUP", "-USR1", "-USR2"] {
+        assert!(
+            Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let wanted = ["SIGHUP: re-reading", "SIGUSR1 ignored", "SIGUSR2 ignored"];
+    let logged = Instant::now() + Duration::from_secs(10);
+    while !wanted.iter().all(|w| seen.iter().any(|l| l.contains(w))) {
+        assert!(Instant::now() < logged, "signals not logged: {seen:#?}");
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(100)) {
+            seen.push(l);
+        }
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "a signal stopped warrant"
+    );
+    let (code, _) = post_review(&client(&ca, Some(&leaf)), url, &body).await;
+    assert_eq!(code, 200);
+
+    // SIGTERM drains and exits 0; the audit record reached standard output.
     assert!(
         Command::new("kill")
             .args(["-TERM", &pid])

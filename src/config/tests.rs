@@ -157,15 +157,21 @@ fn too_many_and_duplicate_match_conditions() {
 
 #[test]
 fn cluster_state_types_are_refused_with_why() {
-    for t in ["RBAC", "Node", "ABAC"] {
+    // Issue 15, finding 10: ABAC is refused for what it is (a policy file on the API server's
+    // disk), not for needing cluster state.
+    for (t, why) in [
+        ("RBAC", "needs cluster state that warrant does not hold"),
+        ("Node", "needs cluster state that warrant does not hold"),
+        (
+            "ABAC",
+            "ABAC (a policy file on the API server's disk) is not supported by warrant yet",
+        ),
+    ] {
         let e = errors(&format!(
             "{UPSTREAM}authorizers:\n- type: {t}\n  name: {}\n",
             t.to_lowercase()
         ));
-        assert!(
-            e[0].contains("needs cluster state that warrant does not hold"),
-            "{t}: {e:?}"
-        );
+        assert!(e[0].contains(why), "{t}: {e:?}");
     }
 }
 
@@ -237,4 +243,29 @@ fn webhook_settings_are_defaulted_as_upstream() {
             stale_if_error: None,
         }
     );
+}
+
+/// Issue 15, finding 10: `warrantServiceAccount` names warrant's own account instead of the
+/// default one; without it the default stays exempt.
+#[test]
+fn warrant_service_account_replaces_the_default_exemption() {
+    let guard = |extra: &str| {
+        let yaml = format!(
+            "{WARRANT}authorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n    protectedNamespaces: [{{names: [prod], level: high}}]\n{extra}"
+        );
+        let loaded = super::parse("sa.yaml", yaml.as_bytes()).unwrap();
+        let super::AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+            panic!("not a guard");
+        };
+        spec.excluded_principals.clone()
+    };
+    let default = "system:serviceaccount:warrant-system:warrant";
+    let named = "system:serviceaccount:security/warrant-guard";
+    let plain = guard("");
+    assert!(plain.contains(default, &[]));
+    let own = guard("    warrantServiceAccount: security/warrant-guard\n");
+    assert!(!own.contains(default, &[]));
+    assert!(own.contains(&named.replace('/', ":"), &[]));
+    // The control plane stays exempt either way.
+    assert!(own.contains("system:kube-controller-manager", &[]));
 }

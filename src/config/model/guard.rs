@@ -207,10 +207,13 @@ pub struct GuardSpec {
 pub const DEFAULT_EXCLUDED_NAMESPACES: [&str; 3] =
     ["kube-system", "kube-public", "kube-node-lease"];
 
+/// warrant's own service account unless `warrantServiceAccount` names another.
+pub const DEFAULT_WARRANT_SERVICE_ACCOUNT: &str = "system:serviceaccount:warrant-system:warrant";
+
 /// Users excluded by default: warrant's own service account and the control plane's controllers
 /// (the namespace controller and garbage collector delete on everyone's behalf).
 pub const DEFAULT_EXCLUDED_USERS: [&str; 5] = [
-    "system:serviceaccount:warrant-system:warrant",
+    DEFAULT_WARRANT_SERVICE_ACCOUNT,
     "system:serviceaccount:kube-system:*",
     "system:kube-controller-manager",
     "system:kube-scheduler",

@@ -199,11 +199,18 @@ fn check_type<'a>(
 
 /// `Unsupported value` for a type, saying why for the types that need cluster state.
 fn unsupported_type(flavour: Flavour, t: &str) -> ErrorKind {
-    let detail = CLUSTER_STATE_TYPES.contains(&t).then(|| {
-        format!(
-            "{t} needs cluster state that warrant does not hold; keep it in kube-apiserver's own --authorization-config"
-        )
-    });
+    // ABAC reads a policy file on the API server's disk, not cluster state (issue 15, finding 10).
+    let detail = match t {
+        "ABAC" => Some(
+            "ABAC (a policy file on the API server's disk) is not supported by warrant yet; keep it in kube-apiserver's own --authorization-config"
+                .to_owned(),
+        ),
+        _ => CLUSTER_STATE_TYPES.contains(&t).then(|| {
+            format!(
+                "{t} needs cluster state that warrant does not hold; keep it in kube-apiserver's own --authorization-config"
+            )
+        }),
+    };
     ErrorKind::NotSupported {
         value: t.to_owned(),
         supported: flavour.supported_types(),

@@ -42,6 +42,7 @@ pub(super) fn check(
     let namespaces = protected_namespaces(c, &p, f);
     let resources = protected_resources(c, &p, f);
     let (excluded_namespaces, excluded_principals) = exclusions(c, &p, line(g), f);
+    never_applies(c, &p, f, &excluded_namespaces);
     let trusted = trusted(c, &p, f);
     let windows = windows(c, &p, f, time_zone);
     let freezes = freezes(c, &p, f);
@@ -196,11 +197,20 @@ fn exclusions(c: &mut Checker, p: &str, gl: u32, f: &GuardFile) -> (Vec<Pattern>
         &f.excluded_principals.groups,
         &f.excluded_principals.service_accounts,
     );
-    excluded_principals
-        .users
-        .extend(DEFAULT_EXCLUDED_USERS.iter().map(|u| Pattern::new(u)));
+    // `warrantServiceAccount` names warrant's own account instead of the default one (issue 15,
+    // finding 10): the default stays exempt only while no other is named.
+    let own = f
+        .warrant_service_account
+        .as_ref()
+        .and_then(|sa| service_account(&sa.value));
+    excluded_principals.users.extend(
+        DEFAULT_EXCLUDED_USERS
+            .iter()
+            .filter(|u| own.is_none() || **u != DEFAULT_WARRANT_SERVICE_ACCOUNT)
+            .map(|u| Pattern::new(u)),
+    );
     if let Some(sa) = &f.warrant_service_account {
-        match service_account(&sa.value) {
+        match own {
             Some(u) => excluded_principals.users.push(Pattern::new(&u)),
             None => c.push(
                 line(sa),
@@ -210,6 +220,25 @@ fn exclusions(c: &mut Checker, p: &str, gl: u32, f: &GuardFile) -> (Vec<Pattern>
         }
     }
     (excluded_namespaces, excluded_principals)
+}
+
+/// A protected namespace named exactly (no `*`) that an exclusion always covers can never be
+/// protected (issue 15, finding 10): refused, rather than valid and silently without effect.
+fn never_applies(c: &mut Checker, p: &str, f: &GuardFile, excluded: &[Pattern]) {
+    for (i, entry) in f.protected_namespaces.iter().enumerate() {
+        for (j, name) in entry.value.names.iter().enumerate() {
+            if !name.contains('*') && excluded.iter().any(|x| x.matches(name)) {
+                c.push(
+                    line(entry),
+                    format!("{p}.protectedNamespaces[{i}].names[{j}]"),
+                    invalid(
+                        name,
+                        "this namespace is always excluded (the control plane's, or excludedNamespaces): its protection could never apply",
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// `trusted`: principals (at least one) and a `maxLevel` (default `standard`) each.

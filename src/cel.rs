@@ -479,7 +479,8 @@ fn literal_patterns(e: &IdedExpr) -> Result<(), (u64, String)> {
 }
 
 /// Rewrites the checked tree for evaluation: every comprehension step spends one step of the
-/// budget, and `matches` goes through the regex cache.
+/// budget, `matches` goes through the regex cache, and `replace` and `join` go through
+/// warrant's own implementations, which charge their result's size before building it.
 fn instrument(e: &mut IdedExpr) {
     match &mut e.expr {
         Expr::Comprehension(c) => {
@@ -493,8 +494,13 @@ fn instrument(e: &mut IdedExpr) {
                 }),
             };
         }
-        Expr::Call(c) if c.func_name == "matches" => {
-            c.func_name = library::MATCHES.to_owned();
+        Expr::Call(c) if ["matches", "replace", "join"].contains(&c.func_name.as_str()) => {
+            c.func_name = match c.func_name.as_str() {
+                "matches" => library::MATCHES,
+                "replace" => library::REPLACE,
+                _ => library::JOIN,
+            }
+            .to_owned();
             if let Some(t) = c.target.take() {
                 c.args.insert(0, *t);
             }
@@ -528,14 +534,7 @@ fn instrument(e: &mut IdedExpr) {
 fn grows(c: &CallExpr) -> bool {
     matches!(
         c.func_name.as_str(),
-        "replace"
-            | "split"
-            | "join"
-            | "format"
-            | "strings.quote"
-            | "lowerAscii"
-            | "upperAscii"
-            | "_+_"
+        "split" | "format" | "strings.quote" | "lowerAscii" | "upperAscii" | "_+_"
     )
 }
 

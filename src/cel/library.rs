@@ -19,6 +19,10 @@ pub const TICK: &str = "@warrant_tick";
 pub const SIZE: &str = "@warrant_size";
 /// The internal function `matches` calls are rewritten to.
 pub const MATCHES: &str = "@warrant_matches";
+/// The internal function `replace` calls are rewritten to (its size is charged before it is built).
+pub const REPLACE: &str = "@warrant_replace";
+/// The internal function `join` calls are rewritten to (its size is charged before it is built).
+pub const JOIN: &str = "@warrant_join";
 
 /// Registers everything on `env`.
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
@@ -30,6 +34,20 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
         vec![DYN_TYPE, DYN_TYPE],
         matches,
     )?;
+    env.add_overload(
+        REPLACE,
+        "warrant_replace_3",
+        vec![DYN_TYPE, DYN_TYPE, DYN_TYPE],
+        replace,
+    )?;
+    env.add_overload(
+        REPLACE,
+        "warrant_replace_4",
+        vec![DYN_TYPE, DYN_TYPE, DYN_TYPE, DYN_TYPE],
+        replace,
+    )?;
+    env.add_overload(JOIN, "warrant_join_1", vec![DYN_TYPE], join)?;
+    env.add_overload(JOIN, "warrant_join_2", vec![DYN_TYPE, DYN_TYPE], join)?;
     let member = |env: &mut Env, name: &str, arity: usize, f: cel::common::functions::Function| {
         let args = (0..arity).map(|_| DYN_TYPE).collect();
         env.add_member_overload(
@@ -238,6 +256,64 @@ fn matches<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
     let haystack = str_arg(s, "matches")?;
     Budget::spend(haystack.len() as u64 / 8 + 1)?;
     Ok(CowVal::owned(CelBool::from(re.is_match(haystack))))
+}
+
+/// `s.replace(old, new[, n])` as cel-go's strings extension (Go's `strings.Replace`: `n < 0`
+/// replaces all; an empty `old` matches before every character and at the end). The size of
+/// the result is computed and charged before it is built (issue 15, finding 3), so
+/// `request.uid.replace('', request.uid)` fails on the budget without allocating.
+fn replace<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let (s, old, new, n) = match v.as_slice() {
+        [s, o, w] => (s, o, w, -1),
+        [s, o, w, Value::Int(n)] => (s, o, w, *n),
+        _ => return Err(ExecutionError::invalid_argument_count(3, v.len())),
+    };
+    let (s, old, new) = (
+        string_arg(s, "replace")?,
+        string_arg(old, "replace")?,
+        string_arg(new, "replace")?,
+    );
+    let limit = usize::try_from(n).unwrap_or(usize::MAX);
+    let found = if old.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(old).count()
+    }
+    .min(limit);
+    let size =
+        (s.len() - found * old.len()) as u64 + (found as u64).saturating_mul(new.len() as u64);
+    Budget::spend(size)?;
+    let replaced = if limit == usize::MAX {
+        s.replace(old, new)
+    } else {
+        s.replacen(old, new, limit)
+    };
+    out(Value::String(Arc::new(replaced)))
+}
+
+/// `list.join([separator])` as cel-go's strings extension; the size of the result is charged
+/// before it is built (issue 15, finding 3).
+fn join<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
+    let v = values(&args)?;
+    let (list, separator) = match v.as_slice() {
+        [Value::List(l)] => (l, ""),
+        [Value::List(l), sep] => (l, string_arg(sep, "join")?),
+        _ => {
+            return Err(ExecutionError::function_error(
+                "join",
+                "expected a list of strings",
+            ));
+        }
+    };
+    let parts = list
+        .iter()
+        .map(|e| string_arg(e, "join"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let size = parts.iter().map(|p| p.len() as u64).sum::<u64>()
+        + (separator.len() as u64).saturating_mul(parts.len().saturating_sub(1) as u64);
+    Budget::spend(size)?;
+    out(Value::String(Arc::new(parts.join(separator))))
 }
 
 fn find<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {

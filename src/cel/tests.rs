@@ -220,3 +220,37 @@ fn checker_matches_cel_go_on_literals_and_maps() {
         Err(true)
     );
 }
+
+/// Issue 15, finding 3: `replace` and `join` charge the size of their result before building
+/// it. The results here would be about 10^12 and 6 * 10^10 bytes: built first and charged after,
+/// they would exhaust the memory of any machine instead of failing on the budget.
+#[test]
+fn issue_15_3_replace_and_join_are_charged_before_they_allocate() {
+    let uid = "u".repeat(1_000_000);
+    let groups: Vec<String> = (0..60_000).map(|i| format!("g{i}")).collect();
+    let spec: SubjectAccessReviewSpec = serde_json::from_value(serde_json::json!({
+        "user": "mallory", "uid": uid, "groups": groups,
+        "nonResourceAttributes": {"path": "/", "verb": "get"}
+    }))
+    .unwrap();
+    for src in [
+        "request.uid.replace('', request.uid).size() > 0",
+        "request.uid.replace('u', request.uid, 5).size() > 0",
+        "request.groups.join(request.uid).size() > 0",
+    ] {
+        let e = eval(src, &spec).unwrap_err();
+        assert!(e.contains(limits::COST_EXCEEDED), "{src}: {e}");
+    }
+    // Within the budget they answer as cel-go does.
+    let a = alice();
+    for src in [
+        "request.user.replace('', '-') == '-a-l-i-c-e-'",
+        "request.user.replace('l', 'L', 0) == 'alice'",
+        "request.user.replace('', '.', 2) == '.a.lice'",
+        "request.user.replace('a', 'b', -1) == 'blice'",
+        "request.groups.join('+') == 'group1+group2'",
+        "[].join(',') == ''",
+    ] {
+        assert_eq!(eval(src, &a), Ok(true), "{src}");
+    }
+}

@@ -11,12 +11,13 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use k8s_openapi::api::authorization::v1::{NonResourceAttributes, ResourceAttributes};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+mod writer;
 
 /// How many records may wait for the writer.
 pub const QUEUE_CAPACITY: usize = 65_536;
@@ -206,7 +207,9 @@ pub enum AuditTarget {
     File(PathBuf),
 }
 
-/// The audit writer: a queue and the thread that drains it.
+/// The audit writer: a queue and the thread that drains it ([`writer`]). A review never waits
+/// for it: a record that does not fit in the queue is dropped and counted, and so is every record
+/// the writer cannot write.
 #[derive(Debug)]
 pub struct AuditSink {
     tx: Option<SyncSender<Vec<u8>>>,
@@ -217,7 +220,7 @@ pub struct AuditSink {
 impl AuditSink {
     /// Opens the target and starts the writer thread.
     pub fn open(target: &AuditTarget, metrics: Arc<Metrics>) -> std::io::Result<Self> {
-        let out: Box<dyn Write + Send> = match target {
+        let output = match target {
             AuditTarget::Disabled => {
                 return Ok(Self {
                     tx: None,
@@ -225,18 +228,14 @@ impl AuditSink {
                     metrics,
                 });
             }
-            AuditTarget::Stdout => Box::new(std::io::stdout()),
-            AuditTarget::File(p) => Box::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)?,
-            ),
+            AuditTarget::Stdout => writer::Output::Stdout,
+            AuditTarget::File(p) => writer::Output::file(p)?,
         };
         let (tx, rx) = sync_channel(QUEUE_CAPACITY);
+        let thread_metrics = metrics.clone();
         let thread = std::thread::Builder::new()
             .name("warrant-audit".into())
-            .spawn(move || drain(rx, out))?;
+            .spawn(move || writer::drain(rx, output, thread_metrics))?;
         Ok(Self {
             tx: Some(tx),
             thread: Some(thread),
@@ -246,11 +245,24 @@ impl AuditSink {
 
     /// Queues one record; never blocks.
     pub fn write(&self, record: &AuditRecord<'_>) {
-        let Some(tx) = &self.tx else { return };
-        let Ok(mut line) = serde_json::to_vec(record) else {
+        if self.tx.is_none() {
             return;
-        };
-        line.push(b'\n');
+        }
+        match serde_json::to_vec(record) {
+            Ok(mut line) => {
+                line.push(b'\n');
+                self.send(line);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "audit record cannot be encoded; dropped");
+                self.metrics.record_audit_dropped();
+            }
+        }
+    }
+
+    /// Queues one encoded line; a full queue drops it and counts it.
+    fn send(&self, line: Vec<u8>) {
+        let Some(tx) = &self.tx else { return };
         match tx.try_send(line) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
@@ -267,7 +279,7 @@ impl AuditSink {
 
 impl Drop for AuditSink {
     fn drop(&mut self) {
-        // Closing the queue lets the thread write what is left, flush and end.
+        // Closing the queue lets the thread write what is left and end.
         self.tx.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -275,14 +287,5 @@ impl Drop for AuditSink {
     }
 }
 
-fn drain(rx: Receiver<Vec<u8>>, out: Box<dyn Write + Send>) {
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
-    while let Ok(line) = rx.recv() {
-        let _ = out.write_all(&line);
-        while let Ok(more) = rx.try_recv() {
-            let _ = out.write_all(&more);
-        }
-        let _ = out.flush();
-    }
-    let _ = out.flush();
-}
+#[cfg(test)]
+mod tests;

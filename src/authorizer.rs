@@ -16,6 +16,9 @@ pub mod metrics;
 mod policy;
 pub mod webhook;
 
+#[cfg(test)]
+mod test_input;
+
 pub use always::{AlwaysAllow, AlwaysDeny};
 pub use chain::{Answer, BuildContext, BuildError, Chain, Entry, Step, StepOutcome};
 pub use contract::{Authorizer, BoxFuture, Deadline, Input};

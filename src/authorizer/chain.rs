@@ -294,7 +294,7 @@ impl Entry {
     /// authorizer within the deadline.
     async fn run(&self, input: &Input, deadline: Deadline, budget_ms: u64) -> Step {
         let started = Instant::now();
-        let (matched, conditions) = self.match_conditions.evaluate(input, deadline);
+        let (matched, conditions) = self.match_conditions.evaluate(input);
         let outcome = match matched {
             MatchOutcome::Excluded => StepOutcome::Excluded,
             MatchOutcome::Failed(errors) => StepOutcome::Failed {

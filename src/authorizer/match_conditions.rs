@@ -4,7 +4,7 @@
 //! an earlier condition errored; errors without a `false` fail the authorizer, with one
 //! `cel evaluation error: ...` line per erroring condition; all `true` lets it run.
 
-use super::contract::{Deadline, Input};
+use super::contract::Input;
 use super::error::{ConditionError, ConditionErrors};
 use crate::cel::{Bound, Expression, SelectorUse};
 use std::time::{Duration, Instant};
@@ -57,16 +57,12 @@ impl MatchConditions {
 
     /// Evaluates the conditions for one review; `None` for the report when there are none.
     ///
-    /// The review deadline does not stop them (issue 15, finding 4): each evaluation is bounded
+    /// They take no deadline (issue 15, finding 4): each evaluation is bounded
     /// by its own CEL cost budget, and whether an authorizer applies must be known before it can
     /// fail for lack of time; otherwise an authorizer that does not apply to the request would
     /// answer for it with its failure policy once an earlier one had used up the deadline. Only
     /// an authorizer that applies can fail for the deadline (in the chain).
-    pub fn evaluate(
-        &self,
-        input: &Input,
-        _deadline: Deadline,
-    ) -> (MatchOutcome, Option<ConditionReport>) {
+    pub fn evaluate(&self, input: &Input) -> (MatchOutcome, Option<ConditionReport>) {
         if self.conditions.is_empty() {
             return (MatchOutcome::Matched, None);
         }

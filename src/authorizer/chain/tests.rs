@@ -1,7 +1,6 @@
 use super::*;
 use crate::authorizer::BoxFuture;
-use crate::review::{ApiVersion, Review};
-use k8s_openapi::api::authorization::v1::{NonResourceAttributes, SubjectAccessReviewSpec};
+use crate::authorizer::test_input;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -47,21 +46,6 @@ fn entry(name: &str, verdict: Option<Verdict>, policy: FailurePolicy) -> (Entry,
     )
 }
 
-fn input() -> Input {
-    let spec = SubjectAccessReviewSpec {
-        user: Some("jane".into()),
-        non_resource_attributes: Some(NonResourceAttributes {
-            path: Some("/healthz".into()),
-            verb: Some("get".into()),
-        }),
-        ..Default::default()
-    };
-    Input {
-        review: Review::new(ApiVersion::V1, spec).unwrap(),
-        now: chrono::Utc::now(),
-    }
-}
-
 fn no_opinion(msg: &str) -> Option<Verdict> {
     Some(Verdict::new(Decision::NoOpinion, Reason::message(msg)))
 }
@@ -86,7 +70,10 @@ async fn first_final_decision_wins_and_later_entries_are_not_called() {
     );
     let chain = Chain::new(vec![a, b, c]).unwrap();
     let answer = chain
-        .authorize(&input(), Deadline::after(Duration::from_secs(1)))
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_secs(1)),
+        )
         .await;
     assert_eq!(answer.decision, Decision::Deny);
     assert_eq!(answer.decided_by.as_ref().unwrap().as_str(), "b");
@@ -118,7 +105,10 @@ async fn all_no_opinion_joins_reasons() {
     let (c, _) = entry("c", no_opinion("third"), FailurePolicy::Deny);
     let chain = Chain::new(vec![a, b, c]).unwrap();
     let answer = chain
-        .authorize(&input(), Deadline::after(Duration::from_secs(1)))
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_secs(1)),
+        )
         .await;
     assert_eq!(answer.decision, Decision::NoOpinion);
     assert_eq!(answer.decided_by, None);
@@ -139,7 +129,10 @@ async fn failure_policy_no_opinion_continues_and_keeps_the_error() {
     );
     let chain = Chain::new(vec![a, b, c]).unwrap();
     let answer = chain
-        .authorize(&input(), Deadline::after(Duration::from_millis(50)))
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_millis(50)),
+        )
         .await;
     // Both hanging authorizers used up the deadline; the third ran after it and still answered
     // because it answers at once.
@@ -154,7 +147,10 @@ async fn failure_policy_no_opinion_continues_and_keeps_the_error() {
     let (b, _) = entry("hangs-too", None, FailurePolicy::NoOpinion);
     let chain2 = Chain::new(vec![a, b]).unwrap();
     let none = chain2
-        .authorize(&input(), Deadline::after(Duration::from_millis(50)))
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_millis(50)),
+        )
         .await;
     assert_eq!(none.decision, Decision::NoOpinion);
     assert_eq!(
@@ -180,7 +176,10 @@ async fn failure_policy_deny_stops_with_a_reason_that_says_what_failed() {
     );
     let chain = Chain::new(vec![a, b]).unwrap();
     let answer = chain
-        .authorize(&input(), Deadline::after(Duration::from_millis(20)))
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_millis(20)),
+        )
         .await;
     assert_eq!(b_calls.load(Ordering::SeqCst), 0);
     assert_eq!(answer.decision, Decision::Deny);
@@ -232,7 +231,10 @@ async fn issue_15_4_a_deadline_miss_never_fails_an_authorizer_that_does_not_appl
     applies.match_conditions = condition("has(request.nonResourceAttributes)");
     let chain = Chain::new(vec![hangs, elsewhere, applies]).unwrap();
     let answer = chain
-        .authorize(&input(), Deadline::after(Duration::from_secs(1)))
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_secs(1)),
+        )
         .await;
     assert_eq!(answer.trace[1].outcome, StepOutcome::Excluded);
     assert_eq!(elsewhere_calls.load(Ordering::SeqCst), 0);

@@ -1,9 +1,8 @@
 use super::*;
+use crate::authorizer::test_input;
 use crate::cel::{EvalError, Expression, Variables};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::names::RuleName;
-use crate::review::{ApiVersion, Review};
-use k8s_openapi::api::authorization::v1::{NonResourceAttributes, SubjectAccessReviewSpec};
 use std::error::Error as _;
 use std::time::Duration;
 
@@ -15,21 +14,6 @@ fn rule(name: &str, effect: Effect, source: &str) -> PolicyRule {
         expression: Expression::compile(source, Variables::RequestAndNow).unwrap(),
         message: format!("{name} matched"),
         code: None,
-    }
-}
-
-fn non_resource_review() -> Input {
-    let spec = SubjectAccessReviewSpec {
-        user: Some("jane".into()),
-        non_resource_attributes: Some(NonResourceAttributes {
-            path: Some("/healthz".into()),
-            verb: Some("get".into()),
-        }),
-        ..Default::default()
-    };
-    Input {
-        review: Review::new(ApiVersion::V1, spec).unwrap(),
-        now: chrono::Utc::now(),
     }
 }
 
@@ -48,7 +32,7 @@ fn an_erroring_rule_is_named_and_keeps_its_cause() {
     );
     let error = policy
         .judge(
-            &non_resource_review(),
+            &test_input::healthz(),
             Deadline::after(Duration::from_secs(5)),
         )
         .unwrap_err();

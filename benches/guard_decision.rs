@@ -23,7 +23,7 @@ fn bench(c: &mut Criterion) {
     let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
         .expect("time")
         .with_timezone(&chrono::Utc);
-    let input = Input { review, now };
+    let input = Input::new(review, now);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

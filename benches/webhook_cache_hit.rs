@@ -31,10 +31,7 @@ fn input() -> Input {
         }),
         ..Default::default()
     };
-    Input {
-        review: Review::new(ApiVersion::V1, spec).expect("a valid review"),
-        now: chrono::Utc::now(),
-    }
+    Input::new(Review::new(ApiVersion::V1, spec).expect("a valid review"), chrono::Utc::now())
 }
 
 fn bench(c: &mut Criterion) {

@@ -76,6 +76,11 @@ pub trait VerdictDetail: fmt::Debug + Send + Sync {
     fn audit_key(&self) -> &'static str;
     /// The detail as the audit record and `warrant check -o json` show it.
     fn audit_value(&self) -> serde_json::Value;
+    /// At admission: the `auditAnnotations` of the response (kube-apiserver's audit log
+    /// records them as `<webhook name>/<key>`), key and value. None by default.
+    fn admission_annotations(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Two details are equal when they render the same record under the same key: the vocabulary

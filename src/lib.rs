@@ -31,6 +31,7 @@ pub mod config;
 pub mod decision;
 pub mod file_watch;
 pub mod names;
+pub mod object;
 pub mod reload;
 pub mod review;
 pub mod server;

@@ -254,12 +254,34 @@ impl Chain {
     /// Runs the chain for one review. Each authorizer is bounded by `deadline`; one that misses
     /// it has failed, and its failure policy applies.
     pub async fn authorize(&self, input: &Input, deadline: Deadline) -> Answer {
+        self.run(input, deadline, |_| true).await
+    }
+
+    /// Runs the validation ring for one admission request (`input.object` set): the chain's
+    /// DeletionGuard entries, in order, with their matchConditions over the request mapped onto
+    /// a review. The other types judge SubjectAccessReviews only and are not consulted. The first
+    /// Deny wins, as in [`Chain::authorize`]; no Deny means the request is admitted.
+    pub async fn admit(&self, input: &Input, deadline: Deadline) -> Answer {
+        self.run(input, deadline, |e| {
+            e.authorizer_type == AuthorizerType::DeletionGuard
+        })
+        .await
+    }
+
+    /// Whether any entry judges admission requests (the validation ring needs a cluster view).
+    pub fn admits(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.authorizer_type == AuthorizerType::DeletionGuard)
+    }
+
+    async fn run(&self, input: &Input, deadline: Deadline, consulted: fn(&Entry) -> bool) -> Answer {
         let budget_ms = deadline
             .0
             .saturating_duration_since(tokio::time::Instant::now())
             .as_millis() as u64;
         let mut run = Run::with_capacity(self.entries.len());
-        for entry in self.entries.iter() {
+        for entry in self.entries.iter().filter(|e| consulted(e)) {
             let step = entry.run(input, deadline, budget_ms).await;
             entry.record(&step);
             if let Some(answer) = run.push(entry, step) {

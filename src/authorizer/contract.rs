@@ -3,11 +3,13 @@
 
 use super::error::AuthorizerError;
 use crate::decision::Verdict;
+use crate::object::ObjectContext;
 use crate::review::Review;
 use chrono::{DateTime, Utc};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A pinned, boxed, `Send` future: what [`Authorizer::authorize`] returns, since an `async fn`
@@ -15,13 +17,33 @@ use std::time::Duration;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What every authorizer sees: the review and the instant it is judged at, read once per review
-/// so that every authorizer of the chain sees the same `now`.
+/// so that every authorizer of the chain sees the same `now`; at admission (the validation
+/// ring), also the object and the cluster around it.
 #[derive(Debug, Clone)]
 pub struct Input {
-    /// The review, in the v1 shape.
+    /// The review, in the v1 shape (at admission: the request mapped onto one).
     pub review: Review,
     /// When the review is judged.
     pub now: DateTime<Utc>,
+    /// The admission context, when the review comes from an `AdmissionReview`.
+    pub object: Option<Arc<ObjectContext>>,
+}
+
+impl Input {
+    /// An authorization review judged at `now`.
+    pub fn new(review: Review, now: DateTime<Utc>) -> Self {
+        Self {
+            review,
+            now,
+            object: None,
+        }
+    }
+
+    /// The same input with an admission context.
+    pub fn with_object(mut self, object: Arc<ObjectContext>) -> Self {
+        self.object = Some(object);
+        self
+    }
 }
 
 /// When the review must be answered. It may cut work short (an `Err`) but never steers a

@@ -21,6 +21,7 @@ mod conclusion;
 mod error;
 mod gates;
 mod metrics;
+mod objects;
 mod pipeline;
 pub mod rate;
 mod risk;
@@ -30,7 +31,7 @@ pub mod tickets;
 mod windows;
 
 pub use crate::config::model::guard::{GuardSpec, Level, Mode};
-pub use assessment::{Assessment, GuardCode, RiskLevel};
+pub use assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
 pub use error::GuardError;
 pub use pipeline::DeletionGuard;
 pub use scope::Target;

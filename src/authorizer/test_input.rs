@@ -15,8 +15,5 @@ pub(crate) fn healthz() -> Input {
         }),
         ..Default::default()
     };
-    Input {
-        review: Review::new(ApiVersion::V1, spec).unwrap(),
-        now: chrono::Utc::now(),
-    }
+    Input::new(Review::new(ApiVersion::V1, spec).unwrap(), chrono::Utc::now())
 }

@@ -327,7 +327,7 @@ pub fn run(args: CheckArgs) -> ExitStatus {
         Ok(r) => r,
         Err(e) => return usage(e.to_string()),
     };
-    let input = Input { review, now };
+    let input = Input::new(review, now);
     let answer = evaluate(&runtime, &chain, &input);
     print!("{}", render(&answer, args.output));
     match answer.decision {

@@ -185,6 +185,8 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         clock: Arc::new(SystemClock),
         caller_auth,
         review_timeout,
+        // The cluster connection (`--kubeconfig`, in-cluster) replaces this when it is wired.
+        cluster: Arc::new(crate::object::NoCluster),
     });
     let mut options = ServerOptions::new(args.listen);
     options.insecure_listen = args.insecure_listen;

@@ -136,7 +136,7 @@ impl Case {
                 .map_err(|e| e.to_string())?
             }
         };
-        Ok(Input { review, now })
+        Ok(Input::new(review, now))
     }
 }
 

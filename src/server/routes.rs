@@ -39,6 +39,9 @@ pub struct AppState {
     pub caller_auth: CallerAuth,
     /// Time budget of one review through the chain.
     pub review_timeout: Duration,
+    /// The cluster as the validation ring sees it (the metadata cache, or
+    /// [`crate::object::NoCluster`] without a cluster connection).
+    pub cluster: Arc<dyn crate::object::ClusterView>,
 }
 
 /// What the connection knows about its peer.
@@ -189,10 +192,7 @@ async fn authorize(
     let review = review::decode(&body)?;
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
-    let input = Input {
-        review,
-        now: state.clock.now(),
-    };
+    let input = Input::new(review, state.clock.now());
     let answer = active
         .chain
         .authorize(&input, Deadline::after(state.review_timeout))

@@ -94,6 +94,8 @@ pub struct Options {
     pub webhook_backoff: Option<Duration>,
     /// The review deadline (5 s when `None`).
     pub review_timeout: Option<Duration>,
+    /// The validation ring's cluster view (`NoCluster` when `None`).
+    pub cluster: Option<Arc<dyn warrant::object::ClusterView>>,
 }
 
 impl Default for Options {
@@ -105,6 +107,7 @@ impl Default for Options {
             audit: false,
             webhook_backoff: None,
             review_timeout: None,
+            cluster: None,
         }
     }
 }
@@ -178,6 +181,10 @@ impl Warrant {
                 tokens,
             },
             review_timeout: opts.review_timeout.unwrap_or(Duration::from_secs(5)),
+            cluster: opts
+                .cluster
+                .clone()
+                .unwrap_or_else(|| Arc::new(warrant::object::NoCluster)),
         });
         let mut options = ServerOptions::new("127.0.0.1:0".parse().unwrap());
         options.shutdown_grace = Duration::from_secs(5);

@@ -33,6 +33,11 @@ pub enum GuardCode {
     RateLimited,
     /// The tickets file could not be read.
     TicketSourceUnavailable,
+    /// At admission: deleting the object cascades (running pods, CRD objects, replicas) and no
+    /// ticket covers it.
+    CascadeBlocked,
+    /// At admission, in Observe mode: the cluster view could not answer.
+    ClusterUnavailable,
 }
 
 impl GuardCode {
@@ -51,6 +56,8 @@ impl GuardCode {
             GuardCode::TicketScope => "TICKET_SCOPE",
             GuardCode::RateLimited => "RATE_LIMITED",
             GuardCode::TicketSourceUnavailable => "TICKET_SOURCE_UNAVAILABLE",
+            GuardCode::CascadeBlocked => "CASCADE_BLOCKED",
+            GuardCode::ClusterUnavailable => "CLUSTER_UNAVAILABLE",
         }
     }
 
@@ -113,6 +120,25 @@ pub struct Assessment {
     /// The ticket used, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ticket: Option<String>,
+    /// At admission: what deleting the object takes down.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impact: Option<ImpactReport>,
+}
+
+/// What deleting an object takes down, as the validation ring found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImpactReport {
+    /// Running pods affected.
+    pub running_pods: u32,
+    /// Services selecting them.
+    pub services: Vec<String>,
+    /// Ingresses reaching them or the object.
+    pub ingresses: Vec<String>,
+    /// Bound PersistentVolumeClaims affected.
+    pub bound_volumes: Vec<String>,
+    /// Estimated requests per second through the Ingresses.
+    pub estimated_qps: u64,
 }
 
 impl Assessment {
@@ -134,5 +160,14 @@ impl crate::decision::VerdictDetail for Assessment {
     fn audit_value(&self) -> serde_json::Value {
         // An Assessment is plain data (strings, numbers, enums): serializing it cannot fail.
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn admission_annotations(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("code", self.audit_code.clone()),
+            ("risk-level", self.risk_level.as_str().to_owned()),
+            ("risk-score", self.risk_score.to_string()),
+            ("report", self.audit_value().to_string()),
+        ]
     }
 }

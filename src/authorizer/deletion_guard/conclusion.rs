@@ -1,9 +1,9 @@
 //! From the gates' [`Finding`] to the verdict: the decision the mode gives it, the reason
-//! (`observed, not enforced: ` before a would-be denial in Observe mode, `(risk X score N:
+//! (`observed, not enforced: ` before a would-be denial in Observe mode, `(risk=X score=N:
 //! reasons)` after every message, the `OBSERVED_<CODE>` code) and the [`Assessment`] attached
 //! for audit and metrics.
 
-use super::assessment::{Assessment, GuardCode, RiskLevel};
+use super::assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
 use super::risk::Risk;
 use crate::config::model::guard::Mode;
 use crate::decision::{Decision, Reason, Verdict};
@@ -66,7 +66,7 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         ""
     };
     let message = format!(
-        "{observed}{} (risk {} score {}{}{})",
+        "{observed}{} (risk={} score={}{}{})",
         finding.message,
         risk.level.as_str(),
         risk.score,
@@ -88,6 +88,13 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         protection: risk.protection,
         risk_reasons: risk.reasons,
         ticket: finding.ticket,
+        impact: risk.impact.map(|i| ImpactReport {
+            running_pods: i.dependents.running_pods,
+            services: i.dependents.services,
+            ingresses: i.dependents.ingresses,
+            bound_volumes: i.dependents.bound_volumes,
+            estimated_qps: i.estimated_qps,
+        }),
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))
 }

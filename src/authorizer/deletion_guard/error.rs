@@ -1,5 +1,5 @@
-//! [`GuardError`]: why the deletion guard could not decide (its ticket source is unreadable in
-//! Enforce mode). The chain turns it into an answer through the entry's `failurePolicy`; Observe
+//! [`GuardError`]: why the deletion guard could not decide (its ticket source is unreadable, or
+//! at admission the cluster view cannot answer, in Enforce mode). The chain turns it into an answer through the entry's `failurePolicy`; Observe
 //! mode reports the same text as a `TICKET_SOURCE_UNAVAILABLE` finding instead.
 
 use std::path::PathBuf;
@@ -30,6 +30,9 @@ pub enum GuardError {
         /// Why it does not decode.
         source: Arc<serde_saphyr::Error>,
     },
+    /// The cluster view (metadata cache or a live call) could not answer.
+    #[error("{0}")]
+    Cluster(crate::object::ViewError),
 }
 
 impl PartialEq for GuardError {

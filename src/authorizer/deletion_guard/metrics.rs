@@ -8,7 +8,7 @@ use crate::names::AuthorizerName;
 use prometheus_client::metrics::counter::Counter;
 
 /// Every code an assessment can carry.
-const CODES: [GuardCode; 12] = [
+const CODES: [GuardCode; 14] = [
     GuardCode::Allow,
     GuardCode::AllowWithCooldown,
     GuardCode::BreakGlass,
@@ -21,6 +21,8 @@ const CODES: [GuardCode; 12] = [
     GuardCode::TicketScope,
     GuardCode::RateLimited,
     GuardCode::TicketSourceUnavailable,
+    GuardCode::CascadeBlocked,
+    GuardCode::ClusterUnavailable,
 ];
 
 /// The series of one guard.

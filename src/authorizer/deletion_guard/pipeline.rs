@@ -1,18 +1,23 @@
 //! [`DeletionGuard`]: scope, risk, then the gates in their fixed order; the first gate that stops
-//! the case decides, and `conclusion` turns the finding into the verdict.
+//! the case decides, and `conclusion` turns the finding into the verdict. The same pipeline
+//! serves both rings: a SubjectAccessReview (the authorization ring, names only) and an
+//! admission request (the validation ring, with the object's facts).
 
 use super::assessment::GuardCode;
 use super::case::Case;
 use super::conclusion::{self, Finding};
 use super::error::GuardError;
 use super::metrics::GuardMetrics;
+use super::objects::{self, ObjectFacts};
 use super::state::GuardShared;
-use super::tickets::{self, Ticketed};
+use super::tickets::{self, Demand, Ticketed};
 use super::{gates, rate, risk, scope, windows};
 use crate::authorizer::metrics::Families;
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
+use crate::config::model::guard::{Level, Mode};
 use crate::decision::{Decision, Verdict};
 use crate::names::AuthorizerName;
+use crate::object::ObjectContext;
 use std::sync::Arc;
 
 /// A deletion guard in a chain.
@@ -29,18 +34,55 @@ impl DeletionGuard {
         Self { shared, metrics }
     }
 
-    /// Judges one review synchronously: NoOpinion without a reason when the review is none of
-    /// the guard's business, else the verdict of the first gate that stops it (or of none).
+    /// Judges one SubjectAccessReview synchronously (the authorization ring): NoOpinion without
+    /// a reason when the review is none of the guard's business, else the verdict of the first
+    /// gate that stops it (or of none).
     pub fn judge(&self, input: &Input) -> Result<Verdict, AuthorizerError> {
-        let spec = &self.shared.spec;
-        let Some(target) = scope::target(spec, &input.review) else {
+        let Some(target) = scope::target(&self.shared.spec, &input.review) else {
             return Ok(Verdict::bare(Decision::NoOpinion));
         };
+        Ok(self.conclude(input, target, None)?)
+    }
+
+    /// Judges one admission request (the validation ring): the object's facts are gathered from
+    /// the request and the cluster view, then the same gates run.
+    pub async fn admit(
+        &self,
+        input: &Input,
+        ctx: &ObjectContext,
+    ) -> Result<Verdict, AuthorizerError> {
+        let spec = &self.shared.spec;
+        let Some(target) = scope::admission_target(spec, &input.review, ctx.operation) else {
+            return Ok(Verdict::bare(Decision::NoOpinion));
+        };
+        match objects::gather(spec, ctx, &target).await {
+            Ok(Some(facts)) => Ok(self.conclude(input, target, Some(facts))?),
+            Ok(None) => Ok(Verdict::bare(Decision::NoOpinion)),
+            Err(e) if spec.mode == Mode::Observe => {
+                // Observe mode admits everything: the failure is recorded, not applied.
+                let risk = risk::assess(spec, &target, input.now, None);
+                let finding = Finding::new(GuardCode::ClusterUnavailable, e.to_string());
+                self.metrics.record(finding.code);
+                Ok(conclusion::verdict(spec.mode, finding, risk))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Scores the case, runs the gates and records the finding.
+    fn conclude(
+        &self,
+        input: &Input,
+        target: scope::Target<'_>,
+        facts: Option<ObjectFacts>,
+    ) -> Result<Verdict, GuardError> {
+        let spec = &self.shared.spec;
         let case = Case {
             review: &input.review,
             now: input.now,
-            risk: risk::assess(spec, &target, input.now),
+            risk: risk::assess(spec, &target, input.now, facts.as_ref()),
             target,
+            facts,
         };
         let finding = self.decide(&case)?;
         self.metrics.record(finding.code);
@@ -49,7 +91,8 @@ impl DeletionGuard {
 
     /// Runs the gates in their fixed order; the first that stops the case decides. Break-glass
     /// and trusted principals stand aside before any rate limit; a request the later gates let
-    /// through then spends its rate-limit tokens (a denied one spends none).
+    /// through then spends its rate-limit tokens where `rateLimitStage` says (a denied one, or a
+    /// dry run, spends none).
     fn decide(&self, case: &Case<'_>) -> Result<Finding, GuardError> {
         let spec = &self.shared.spec;
         if let Some(stop) = gates::break_glass(spec, case) {
@@ -58,27 +101,32 @@ impl DeletionGuard {
         if let Some(stop) = gates::trusted(spec, case) {
             return Ok(stop);
         }
-        if let Some(stop) = rate::gate(&self.shared.buckets, &spec.rate_limits, case) {
+        let (checks, spends) = rate::stage(spec.rate_limit_stage, case);
+        if checks && let Some(stop) = rate::gate(&self.shared.buckets, &spec.rate_limits, case) {
             return Ok(stop);
         }
         let finding = self.protection_gates(case)?;
-        if finding.code.denies() {
+        if finding.code.denies() || !spends {
             return Ok(finding);
         }
         Ok(rate::spend(&self.shared.buckets, &spec.rate_limits, case).unwrap_or(finding))
     }
 
-    /// The gates of a protected target: change windows and freezes, then tickets.
+    /// The gates of a target worth guarding: change windows and freezes, cascades, tampering,
+    /// then tickets. The authorization ring guards protected targets only; the validation ring
+    /// guards every object it is sent, by its risk.
     fn protection_gates(&self, case: &Case<'_>) -> Result<Finding, GuardError> {
         let spec = &self.shared.spec;
-        let Some(level) = case.risk.protection else {
+        if case.risk.protection.is_none() && !case.at_admission() {
             return Ok(Finding::new(GuardCode::Allow, "target not protected"));
-        };
+        }
+        let level = case.risk.protection.unwrap_or(Level::Standard);
         if let Some(stop) = windows::gate(spec, case) {
             return Ok(stop);
         }
+        let demand = demand(case);
         Ok(
-            match tickets::gate(spec, self.shared.tickets.as_deref(), level, case)? {
+            match tickets::gate(spec, self.shared.tickets.as_deref(), level, case, demand)? {
                 Ticketed::Refused(stop) => stop,
                 Ticketed::NotRequired => Finding::passed(case.risk.level, None),
                 Ticketed::Covered(id) => Finding::passed(case.risk.level, Some(id)),
@@ -87,12 +135,41 @@ impl DeletionGuard {
     }
 }
 
+/// When a ticket is required whatever the level and risk: a cascading deletion
+/// (`CASCADE_BLOCKED` without one) and a lowered protection label (`MISSING_TICKET`).
+fn demand(case: &Case<'_>) -> Demand {
+    let Some(facts) = &case.facts else {
+        return Demand::IfRequired;
+    };
+    if let Some(why) = &facts.cascade {
+        return Demand::Always(Finding::new(
+            GuardCode::CascadeBlocked,
+            format!("{why}: deleting it cascades, a change ticket is required"),
+        ));
+    }
+    if let Some(t) = &facts.tampering {
+        let to = t.to.map_or("removed", |l| l.as_str());
+        return Demand::Always(Finding::new(
+            GuardCode::MissingTicket,
+            format!(
+                "lowering the protection label ({} -> {to}) needs a change ticket for {}",
+                t.from.as_str(),
+                t.from.as_str()
+            ),
+        ));
+    }
+    Demand::IfRequired
+}
+
 impl Authorizer for DeletionGuard {
     fn authorize<'a>(
         &'a self,
         input: &'a Input,
         _deadline: Deadline,
     ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>> {
-        Box::pin(std::future::ready(self.judge(input)))
+        match &input.object {
+            None => Box::pin(std::future::ready(self.judge(input))),
+            Some(ctx) => Box::pin(self.admit(input, ctx)),
+        }
     }
 }

@@ -6,7 +6,7 @@
 use super::assessment::GuardCode;
 use super::case::Case;
 use super::conclusion::Finding;
-use crate::config::model::guard::RateLimit;
+use crate::config::model::guard::{RateLimit, RateLimitStage};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -89,6 +89,20 @@ impl Refill {
     fn level(self, b: &Bucket, now: DateTime<Utc>) -> f64 {
         let dt = (now - b.at).num_milliseconds().max(0) as f64 / 1000.0;
         (b.tokens + dt * self.per_sec).min(self.cap)
+    }
+}
+
+/// Whether this ring checks the buckets, and whether it spends a token for a request it lets
+/// through. With `rateLimitStage: Authorization` the authorization ring checks and spends and
+/// the validation ring leaves the buckets alone; with `Admission` the authorization ring only
+/// checks (a `can-i` or a denied request costs nothing) and the validation ring checks and
+/// spends for the deletes it admits, never for a dry run or a label update.
+pub(super) fn stage(stage: RateLimitStage, case: &Case<'_>) -> (bool, bool) {
+    match (&case.facts, stage) {
+        (None, RateLimitStage::Authorization) => (true, true),
+        (None, RateLimitStage::Admission) => (true, false),
+        (Some(_), RateLimitStage::Authorization) => (false, false),
+        (Some(f), RateLimitStage::Admission) => (true, !f.dry_run && f.tampering.is_none()),
     }
 }
 

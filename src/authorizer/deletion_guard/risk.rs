@@ -1,13 +1,20 @@
-//! How much a request matters: the protection level of its target (the highest protected
-//! namespace or resource rule that names it) and a risk score with the reasons that make it up
-//! (critical +40, high +20, deleting a protected Namespace +30, deletecollection +20, business
-//! hours +10), graded into a [`RiskLevel`] by the thresholds. Which gates apply at which level is
-//! the pipeline's business.
+//! How much a request matters: the protection level of its target and a risk score with the
+//! reasons that make it up, graded into a [`RiskLevel`] by the thresholds. The weights are the
+//! guard's `riskWeights` (the defaults are the model our users wrote: critical +40, high +20,
+//! Namespace deletion +30, deletecollection +20; at admission: running pods affected >= 20 +20,
+//! else > 0 +10, an Ingress reaching the target +15, bound volumes affected +20; business
+//! hours +10).
+//!
+//! The protection level is the highest of every source naming the target: the protected
+//! namespace and resource rules and, at admission, the protection label on the object and on
+//! its namespace (for an UPDATE that lowers the label: the stored level). It counts once.
 
 use super::assessment::RiskLevel;
+use super::objects::ObjectFacts;
 use super::scope::Target;
-use crate::config::model::guard::{GuardSpec, Level, Thresholds};
+use crate::config::model::guard::{GuardSpec, Level, RiskWeights, Thresholds};
 use crate::config::model::pattern;
+use crate::object::Dependents;
 use chrono::{DateTime, Utc};
 
 /// The risk of one request.
@@ -19,49 +26,126 @@ pub(super) struct Risk {
     pub(super) level: RiskLevel,
     /// The target's protection level, if protected.
     pub(super) protection: Option<Level>,
-    /// What made up the score, in order (`critical namespace production +40`, ...).
+    /// What made up the score, in order (`critical: namespace production +40`, ...).
     pub(super) reasons: Vec<String>,
+    /// At admission: what depends on the target, and the traffic estimate.
+    pub(super) impact: Option<Impact>,
 }
 
-/// Scores a request at `now`.
-pub(super) fn assess(spec: &GuardSpec, target: &Target<'_>, now: DateTime<Utc>) -> Risk {
+/// What deleting the target takes down, as the report shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Impact {
+    /// The dependents found.
+    pub(super) dependents: Dependents,
+    /// Estimated requests per second reaching the affected pods through an Ingress.
+    pub(super) estimated_qps: u64,
+}
+
+/// Scores a request at `now`; `facts` are the admission facts, when the request is one.
+pub(super) fn assess(
+    spec: &GuardSpec,
+    target: &Target<'_>,
+    now: DateTime<Utc>,
+    facts: Option<&ObjectFacts>,
+) -> Risk {
+    let w = &spec.weights;
     let mut score = 0;
     let mut reasons = Vec::new();
     let mut add = |points: u32, reason: String| {
         score += points;
-        reasons.push(reason);
+        reasons.push(format!("{reason} +{points}"));
     };
-    let namespace = namespace_level(spec, target);
-    if let Some(l) = namespace {
-        let ns = target.namespace;
-        add(
-            points(l),
-            format!("{} namespace {ns} +{}", l.as_str(), points(l)),
-        );
+    let protection = protection(spec, target, facts);
+    if let Some((level, source)) = &protection {
+        add(w.level(*level), format!("{}: {source}", level.as_str()));
     }
-    let resource = resource_level(spec, target);
-    if let Some(l) = resource {
-        add(
-            points(l),
-            format!("{} {} +{}", l.as_str(), kind(target), points(l)),
-        );
-    }
-    let protection = namespace.max(resource);
-    if target.is_namespace() && protection.is_some() {
-        add(30, "namespace deletion +30".into());
+    if target.is_namespace() && (facts.is_some() || protection.is_some()) {
+        add(w.namespace_deletion, "namespace deletion".into());
     }
     if target.verb == "deletecollection" {
-        add(20, "deletecollection +20".into());
+        add(w.deletecollection, "deletecollection".into());
     }
+    let impact = facts.map(|f| impact(w, &f.dependents, &mut add));
     if spec.business_hours.contains(now) {
-        add(10, "business hours +10".into());
+        add(w.business_hours, "business hours".into());
     }
     Risk {
         score,
         level: grade(score, spec.thresholds),
-        protection,
+        protection: protection.map(|(l, _)| l),
         reasons,
+        impact,
     }
+}
+
+/// The dependents' share of the score: running pods, Ingresses, bound volumes.
+fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) -> Impact {
+    if d.running_pods >= w.many_pods_at {
+        add(w.many_pods, format!("{} running pods affected", d.running_pods));
+    } else if d.running_pods > 0 {
+        add(w.some_pods, format!("{} running pods affected", d.running_pods));
+    }
+    let estimated_qps = u64::from(d.ingress_pods) * u64::from(w.qps_per_pod);
+    if let Some(first) = d.ingresses.first() {
+        let more = match d.ingresses.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        add(
+            w.ingress,
+            format!("ingress {first}{more} reaches the target (~{estimated_qps} QPS)"),
+        );
+    }
+    if !d.bound_volumes.is_empty() {
+        add(
+            w.bound_volumes,
+            format!("{} bound volumes affected", d.bound_volumes.len()),
+        );
+    }
+    Impact {
+        dependents: d.clone(),
+        estimated_qps,
+    }
+}
+
+/// The highest protection level of every source naming the target, with the first source
+/// giving it.
+fn protection(
+    spec: &GuardSpec,
+    target: &Target<'_>,
+    facts: Option<&ObjectFacts>,
+) -> Option<(Level, String)> {
+    let mut best: Option<(Level, String)> = None;
+    let mut offer = |level: Option<Level>, source: &dyn Fn() -> String| {
+        if let Some(l) = level
+            && best.as_ref().is_none_or(|(b, _)| l > *b)
+        {
+            best = Some((l, source()));
+        }
+    };
+    offer(namespace_level(spec, target), &|| {
+        format!("protected namespace {}", target.namespace)
+    });
+    offer(resource_level(spec, target), &|| {
+        format!("protected {}", kind(target))
+    });
+    if let Some(f) = facts {
+        let key = spec.objects.protection_label.as_deref().unwrap_or("");
+        if let Some(t) = &f.tampering {
+            offer(Some(t.from), &|| format!("label {key} lowered"));
+        }
+        if let Some(l) = &f.label {
+            offer(Some(l.level), &|| {
+                format!("label {key}={} on {}", l.value, kind(target))
+            });
+        }
+        if let Some(l) = &f.namespace_label {
+            offer(Some(l.level), &|| {
+                format!("label {key}={} on namespace {}", l.value, target.namespace)
+            });
+        }
+    }
+    best
 }
 
 /// The highest level of the protected namespace rules naming the target's namespace.
@@ -91,21 +175,17 @@ fn resource_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Level> {
         .max()
 }
 
-/// What a protection level adds to the score.
-fn points(level: Level) -> u32 {
-    match level {
-        Level::Critical => 40,
-        Level::High => 20,
-        Level::Standard => 0,
-    }
-}
-
-/// `resource` or `resource.group`, as reasons name a kind.
+/// `resource[.group] [name]`, as reasons name a target.
 fn kind(target: &Target<'_>) -> String {
-    if target.group.is_empty() {
+    let kind = if target.group.is_empty() {
         target.resource.to_owned()
     } else {
         format!("{}.{}", target.resource, target.group)
+    };
+    if target.name.is_empty() {
+        kind
+    } else {
+        format!("{kind} {}", target.name)
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::config::model::guard::{DEFAULT_EXCLUDED_GROUPS, GuardSpec};
 use crate::config::model::pattern;
+use crate::object::Operation;
 use crate::review::Review;
 
 /// What a destructive request targets, and who asks.
@@ -40,27 +41,59 @@ pub(super) fn target<'a>(spec: &GuardSpec, review: &'a Review) -> Option<Target<
     let verb = ra.verb.as_deref().unwrap_or("");
     let group = ra.group.as_deref().unwrap_or("");
     let resource = ra.resource.as_deref().unwrap_or("");
-    let name = ra.name.as_deref().unwrap_or("");
     // A subresource (pods/eviction is handled by its own verb) is not the object itself.
     if !destructive(spec, verb, group, resource)
         || ra.subresource.as_deref().is_some_and(|s| !s.is_empty())
     {
         return None;
     }
-    let target = Target {
+    let target = described(review, verb);
+    (!excluded(spec, &target)).then_some(target)
+}
+
+/// The target of an admission request the validation ring looks at: a DELETE of an object, or
+/// an UPDATE of one (the ring then only looks for a lowered protection label), outside the
+/// exclusions; `None` for a subresource or an excluded requester or namespace.
+pub(super) fn admission_target<'a>(
+    spec: &GuardSpec,
+    review: &'a Review,
+    operation: Operation,
+) -> Option<Target<'a>> {
+    let ra = review.spec().resource_attributes.as_ref()?;
+    let verb = ra.verb.as_deref().unwrap_or("");
+    let expected = match operation {
+        Operation::Delete => "delete",
+        Operation::Update => "update",
+    };
+    if verb != expected || ra.subresource.as_deref().is_some_and(|s| !s.is_empty()) {
+        return None;
+    }
+    let target = described(review, verb);
+    (!excluded(spec, &target)).then_some(target)
+}
+
+/// The target a review describes (its resource attributes are set).
+fn described<'a>(review: &'a Review, verb: &'a str) -> Target<'a> {
+    let ra = review.spec().resource_attributes.as_ref();
+    let field = |f: fn(&k8s_openapi::api::authorization::v1::ResourceAttributes) -> &Option<String>| {
+        ra.and_then(|r| f(r).as_deref()).unwrap_or("")
+    };
+    let group = field(|r| &r.group);
+    let resource = field(|r| &r.resource);
+    let name = field(|r| &r.name);
+    Target {
         verb,
         namespace: if is_namespace(group, resource) {
             name
         } else {
-            ra.namespace.as_deref().unwrap_or("")
+            field(|r| &r.namespace)
         },
         group,
         resource,
         name,
         user: review.user(),
         groups: review.groups(),
-    };
-    (!excluded(spec, &target)).then_some(target)
+    }
 }
 
 /// Whether the verb destroys or (for `updateResources`) rewrites the object.

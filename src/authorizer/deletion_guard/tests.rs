@@ -69,10 +69,7 @@ fn delete(
         spec["extra"] = serde_json::json!({"warrant.dev/ticket": [t]});
     }
     let body = serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec});
-    Input {
-        review: crate::review::decode(body.to_string().as_bytes()).unwrap(),
-        now: at(NOW),
-    }
+    Input::new(crate::review::decode(body.to_string().as_bytes()).unwrap(), at(NOW))
 }
 
 /// (decision, reason message, reason code, assessment ticket).
@@ -207,7 +204,7 @@ fn expect_ticket(
     assert_eq!(decision, want_decision);
     assert_eq!(
         got_message,
-        format!("{message} (risk MEDIUM score 40: critical namespace production +40)")
+        format!("{message} (risk=MEDIUM score=40: critical: protected namespace production +40)")
     );
     assert_eq!(got_code, code);
     assert_eq!(got_used.as_deref(), used);
@@ -284,7 +281,7 @@ fn an_unreadable_ticket_source_fails_in_enforce_and_is_observed_in_observe() {
     assert_eq!(
         message,
         format!(
-            "observed, not enforced: {rendered} (risk MEDIUM score 40: critical namespace production +40)"
+            "observed, not enforced: {rendered} (risk=MEDIUM score=40: critical: protected namespace production +40)"
         )
     );
 }
@@ -337,7 +334,7 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
         &enforce,
         &delete("default", "configmaps/x", "alice", &[], None),
     );
-    assert_eq!(got.1, "target not protected (risk LOW score 0)");
+    assert_eq!(got.1, "target not protected (risk=LOW score=0)");
     assert_eq!(got.2, "ALLOW");
 
     // Break-glass is not a denial: no prefix in Observe mode either.
@@ -351,7 +348,7 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
     let got = judged(&observe, &input);
     assert_eq!(
         got.1,
-        "break-glass: the guard stands aside (risk MEDIUM score 40: critical namespace production +40)"
+        "break-glass: the guard stands aside (risk=MEDIUM score=40: critical: protected namespace production +40)"
     );
     assert_eq!(got.2, "BREAK_GLASS");
 
@@ -361,7 +358,7 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
     assert_eq!(got.0, Decision::NoOpinion);
     assert_eq!(
         got.1,
-        "observed, not enforced: a change ticket is required (present it as user extra warrant.dev/ticket) (risk LOW score 20: high namespace staging +20)"
+        "observed, not enforced: a change ticket is required (present it as user extra warrant.dev/ticket) (risk=LOW score=20: high: protected namespace staging +20)"
     );
     assert_eq!(got.2, "OBSERVED_MISSING_TICKET");
     let got = judged(&enforce, &input);
@@ -376,7 +373,7 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
         (got.0, got.1.as_str(), got.2.as_str()),
         (
             Decision::Deny,
-            "rate limit of 1 namespaces deletions per 3600s for alice exceeded (risk LOW score 0)",
+            "rate limit of 1 namespaces deletions per 3600s for alice exceeded (risk=LOW score=0)",
             "RATE_LIMITED"
         )
     );
@@ -407,10 +404,7 @@ fn deployments(verb: &str, name: &str, user: &str) -> Input {
         "spec": {"user": user, "resourceAttributes": {
             "verb": verb, "group": "apps", "resource": "deployments", "name": name, "namespace": "shop"}},
     });
-    Input {
-        review: crate::review::decode(body.to_string().as_bytes()).unwrap(),
-        now: at(NOW),
-    }
+    Input::new(crate::review::decode(body.to_string().as_bytes()).unwrap(), at(NOW))
 }
 
 /// Issue 11, hole 1: a collection delete sweeps the named objects too, so it is judged at the
@@ -426,7 +420,7 @@ fn issue_11_deletecollection_is_judged_at_the_level_of_named_objects() {
         (Decision::Deny, "MISSING_TICKET")
     );
     assert!(
-        message.contains("critical deployments.apps +40"),
+        message.contains("critical: protected deployments.apps checkout +40"),
         "{message}"
     );
     let (decision, message, code, _) = judged(&g, &deployments("deletecollection", "", "jane"));
@@ -436,7 +430,7 @@ fn issue_11_deletecollection_is_judged_at_the_level_of_named_objects() {
         "{message}"
     );
     assert!(
-        message.contains("critical deployments.apps +40"),
+        message.contains("critical: protected deployments.apps +40"),
         "{message}"
     );
     assert!(message.contains("deletecollection +20"), "{message}");

@@ -29,19 +29,35 @@ pub(super) enum Ticketed {
     Refused(Finding),
 }
 
-/// The ticket gate for a case whose target is protected at `level`. A ticket is required for
-/// the levels in `requiredFor` and at HIGH or CRITICAL risk; an unreadable ticket source is a
-/// [`GuardError`] in Enforce mode and a `TICKET_SOURCE_UNAVAILABLE` finding in Observe mode.
+/// When the gate asks for a ticket.
+#[derive(Debug)]
+pub(super) enum Demand {
+    /// For the levels in `requiredFor` (of a protected target) and at HIGH or CRITICAL risk.
+    IfRequired,
+    /// Always; without a ticket, the request is refused with this finding.
+    Always(Finding),
+}
+
+/// The ticket gate for a case whose target is guarded at `level`. A ticket is required as
+/// `demand` says; an unreadable ticket source is a [`GuardError`] in Enforce mode and a
+/// `TICKET_SOURCE_UNAVAILABLE` finding in Observe mode. A ticket is presented as the user
+/// `extra` key or, at admission, in the object's ticket annotation.
 pub(super) fn gate(
     spec: &GuardSpec,
     source: Option<&TicketSource>,
     level: Level,
     case: &Case<'_>,
+    demand: Demand,
 ) -> Result<Ticketed, GuardError> {
     let settings = &spec.tickets;
-    if !settings.required_for.contains(&level) && case.risk.level < RiskLevel::High {
-        return Ok(Ticketed::NotRequired);
-    }
+    let listed = case.risk.protection.is_some() && settings.required_for.contains(&level);
+    let missing = match demand {
+        Demand::Always(missing) => missing,
+        Demand::IfRequired if !listed && case.risk.level < RiskLevel::High => {
+            return Ok(Ticketed::NotRequired);
+        }
+        Demand::IfRequired => Finding::new(GuardCode::MissingTicket, ask(spec)),
+    };
     let snapshot = source.map(TicketSource::snapshot);
     let tickets = match snapshot.as_deref() {
         None => None,
@@ -59,29 +75,40 @@ pub(super) fn gate(
         approvals: settings.approvals[level as usize],
         now: case.now,
     };
-    Ok(match presented(case.review, &settings.extra_key) {
+    Ok(match presented(case, &settings.extra_key) {
         Some(id) => check_presented(tickets, id, &need, &case.target),
         None => match pre_authorising(tickets, &need, &case.target) {
             Some(id) => Ticketed::Covered(id.to_owned()),
-            None => Ticketed::Refused(Finding::new(
-                GuardCode::MissingTicket,
-                format!(
-                    "a change ticket is required (present it as user extra {})",
-                    settings.extra_key
-                ),
-            )),
+            None => Ticketed::Refused(missing),
         },
     })
 }
 
-/// The ticket id the review presents under the user `extra` key (its first value).
-fn presented<'a>(review: &'a Review, extra_key: &str) -> Option<&'a String> {
+/// How to present a ticket, as a missing-ticket message says it.
+fn ask(spec: &GuardSpec) -> String {
+    let extra = &spec.tickets.extra_key;
+    match &spec.objects.ticket_annotation {
+        Some(a) => format!(
+            "a change ticket is required (present it as user extra {extra} or annotation {a} on the object)"
+        ),
+        None => format!("a change ticket is required (present it as user extra {extra})"),
+    }
+}
+
+/// The ticket id presented: the first value of the user `extra` key, else (at admission) the
+/// object's ticket annotation.
+fn presented<'a>(case: &'a Case<'_>, extra_key: &str) -> Option<&'a str> {
+    extra_ticket(case.review, extra_key).or_else(|| case.facts.as_ref()?.annotated_ticket.as_deref())
+}
+
+fn extra_ticket<'a>(review: &'a Review, extra_key: &str) -> Option<&'a str> {
     review
         .spec()
         .extra
         .as_ref()
         .and_then(|x| x.get(extra_key))
         .and_then(|v| v.first())
+        .map(String::as_str)
 }
 
 /// The presented ticket `id`, looked up and checked; every finding names it.

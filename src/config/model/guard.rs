@@ -155,6 +155,85 @@ impl Default for Thresholds {
     }
 }
 
+/// What each risk factor adds to the score: the model our users wrote, point for point, as the
+/// defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RiskWeights {
+    /// A critical target.
+    pub critical: u32,
+    /// A high target.
+    pub high: u32,
+    /// Deleting a Namespace.
+    pub namespace_deletion: u32,
+    /// A collection delete (authorization ring).
+    pub deletecollection: u32,
+    /// At least `many_pods_at` running pods affected.
+    pub many_pods: u32,
+    /// The pod count from which `many_pods` applies.
+    pub many_pods_at: u32,
+    /// Some running pods affected.
+    pub some_pods: u32,
+    /// An Ingress reaching the target.
+    pub ingress: u32,
+    /// Bound PersistentVolumeClaims affected.
+    pub bound_volumes: u32,
+    /// Inside business hours.
+    pub business_hours: u32,
+    /// Estimated requests per second per affected pod behind an Ingress.
+    pub qps_per_pod: u32,
+}
+
+impl Default for RiskWeights {
+    fn default() -> Self {
+        Self {
+            critical: 40,
+            high: 20,
+            namespace_deletion: 30,
+            deletecollection: 20,
+            many_pods: 20,
+            many_pods_at: 20,
+            some_pods: 10,
+            ingress: 15,
+            bound_volumes: 20,
+            business_hours: 10,
+            qps_per_pod: 120,
+        }
+    }
+}
+
+impl RiskWeights {
+    /// What a protection level adds.
+    pub fn level(&self, level: Level) -> u32 {
+        match level {
+            Level::Critical => self.critical,
+            Level::High => self.high,
+            Level::Standard => 0,
+        }
+    }
+}
+
+/// Where rate-limit tokens are spent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum RateLimitStage {
+    /// By requests the authorization ring lets through (a `can-i` spends one too).
+    #[default]
+    Authorization,
+    /// By deletes the validation ring admits (never dry runs); the authorization ring only
+    /// refuses when a bucket is empty.
+    Admission,
+}
+
+/// The validation ring's settings: what it reads on objects and namespaces.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ObjectProtection {
+    /// The protection label key (on objects and namespaces).
+    pub protection_label: Option<String>,
+    /// The ticket annotation key (on objects).
+    pub ticket_annotation: Option<String>,
+    /// Whether cascading deletions are refused unless ticketed.
+    pub cascade: bool,
+}
+
 /// Where tickets come from and what they must carry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TicketSettings {
@@ -201,6 +280,12 @@ pub struct GuardSpec {
     pub rate_limits: Vec<RateLimit>,
     /// Risk thresholds.
     pub thresholds: Thresholds,
+    /// Risk weights.
+    pub weights: RiskWeights,
+    /// What the validation ring reads on objects.
+    pub objects: ObjectProtection,
+    /// Where rate-limit tokens are spent.
+    pub rate_limit_stage: RateLimitStage,
 }
 
 /// Namespaces excluded by default: the control plane's.

@@ -15,7 +15,7 @@ pub struct GuardFile {
     /// IANA zone of business hours (default `UTC`).
     #[serde(default)]
     pub time_zone: Option<Spanned<String>>,
-    /// Business hours (default Mon-Fri 09:00-18:00).
+    /// Business hours (default every day 10:00-22:00).
     #[serde(default)]
     pub business_hours: Option<Spanned<WindowFile>>,
     /// Kinds whose `update` and `patch` are guarded too.
@@ -58,6 +58,23 @@ pub struct GuardFile {
     /// Risk level thresholds.
     #[serde(default)]
     pub risk_thresholds: Option<Spanned<ThresholdsFile>>,
+    /// What each risk factor adds to the score (the defaults are the documented model).
+    #[serde(default)]
+    pub risk_weights: Option<Spanned<RiskWeightsFile>>,
+    /// The label whose value (`critical`, `high`, `standard`) protects an object or a namespace
+    /// at admission (the validation ring).
+    #[serde(default)]
+    pub protection_label: Option<Spanned<String>>,
+    /// The annotation carrying a ticket id on the object (the validation ring).
+    #[serde(default)]
+    pub ticket_annotation: Option<Spanned<String>>,
+    /// At admission, refuse to delete a Namespace holding running pods, a CRD with objects or a
+    /// workload with replicas above zero unless ticketed (`CASCADE_BLOCKED`).
+    #[serde(default)]
+    pub cascade_protection: Option<bool>,
+    /// Where rate-limit tokens are spent: `Authorization` (default) or `Admission`.
+    #[serde(default)]
+    pub rate_limit_stage: Option<Spanned<String>>,
 }
 
 /// A group/resource.
@@ -219,4 +236,43 @@ pub struct ThresholdsFile {
     /// Lowest CRITICAL score (80).
     #[serde(default)]
     pub critical: Option<u32>,
+}
+
+/// Risk weights; every field defaults to the documented model.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RiskWeightsFile {
+    /// A critical target (40).
+    #[serde(default)]
+    pub critical: Option<u32>,
+    /// A high target (20).
+    #[serde(default)]
+    pub high: Option<u32>,
+    /// Deleting a Namespace (30).
+    #[serde(default)]
+    pub namespace_deletion: Option<u32>,
+    /// A collection delete, in the authorization ring (20).
+    #[serde(default)]
+    pub deletecollection: Option<u32>,
+    /// At least `manyPodsAt` running pods affected (20).
+    #[serde(default)]
+    pub many_pods: Option<u32>,
+    /// The pod count from which `manyPods` applies (20).
+    #[serde(default)]
+    pub many_pods_at: Option<u32>,
+    /// Some (fewer than `manyPodsAt`) running pods affected (10).
+    #[serde(default)]
+    pub some_pods: Option<u32>,
+    /// An Ingress reaching the target (15).
+    #[serde(default)]
+    pub ingress: Option<u32>,
+    /// Bound PersistentVolumeClaims affected (20).
+    #[serde(default)]
+    pub bound_volumes: Option<u32>,
+    /// Inside business hours (10).
+    #[serde(default)]
+    pub business_hours: Option<u32>,
+    /// The traffic estimate per affected pod behind an Ingress, in requests per second (120).
+    #[serde(default)]
+    pub qps_per_pod: Option<u32>,
 }

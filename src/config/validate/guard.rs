@@ -15,6 +15,8 @@ use chrono::{DateTime, NaiveTime, Utc, Weekday};
 use chrono_tz::Tz;
 use std::path::Path;
 
+mod objects;
+
 /// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
 /// Blocks are checked in file order, so errors come out in the order they always have.
 pub(super) fn check(
@@ -49,12 +51,19 @@ pub(super) fn check(
     let tickets = tickets(c, &p, f.tickets.as_ref());
     let rate_limits = rate_limits(c, &p, f);
     let thresholds = thresholds(c, &p, f.risk_thresholds.as_ref());
-    if namespaces.is_empty() && resources.is_empty() && f.rate_limits.is_empty() {
+    let weights = objects::weights(c, &p, f.risk_weights.as_ref());
+    let object_protection = objects::protection(c, &p, f);
+    let rate_limit_stage = objects::rate_limit_stage(c, &p, f);
+    if namespaces.is_empty()
+        && resources.is_empty()
+        && f.rate_limits.is_empty()
+        && f.protection_label.is_none()
+    {
         c.push(
             line(g),
             p.clone(),
             ErrorKind::Required(Some(
-                "a guard needs protectedNamespaces, protectedResources or rateLimits".into(),
+                "a guard needs protectedNamespaces, protectedResources, protectionLabel or rateLimits".into(),
             )),
         );
     }
@@ -74,6 +83,9 @@ pub(super) fn check(
         tickets,
         rate_limits,
         thresholds,
+        weights,
+        objects: object_protection,
+        rate_limit_stage,
     })
 }
 
@@ -105,7 +117,8 @@ fn time_zone(c: &mut Checker, p: &str, f: &GuardFile) -> Tz {
     }
 }
 
-/// `businessHours`: a weekly window, default Mon-Fri 09:00-18:00 in the guard's zone.
+/// `businessHours`: a weekly window, default every day 10:00-22:00 in the guard's zone (the
+/// risk model as our users wrote it).
 fn business_hours(c: &mut Checker, p: &str, f: &GuardFile, time_zone: Tz) -> Option<Weekly> {
     match &f.business_hours {
         None => Some(Weekly {
@@ -115,9 +128,11 @@ fn business_hours(c: &mut Checker, p: &str, f: &GuardFile, time_zone: Tz) -> Opt
                 Weekday::Wed,
                 Weekday::Thu,
                 Weekday::Fri,
+                Weekday::Sat,
+                Weekday::Sun,
             ],
-            start: NaiveTime::from_hms_opt(9, 0, 0).unwrap_or_default(),
-            end: NaiveTime::from_hms_opt(18, 0, 0).unwrap_or_default(),
+            start: NaiveTime::from_hms_opt(10, 0, 0).unwrap_or_default(),
+            end: NaiveTime::from_hms_opt(22, 0, 0).unwrap_or_default(),
             time_zone,
         }),
         Some(w) => window(

@@ -1,0 +1,160 @@
+//! What the validation ring learns at admission beyond the review: the protection label on the
+//! object and on its namespace, the ticket annotated on the object, what depends on the object
+//! (from the [`ClusterView`]), whether deleting it cascades, and, for an UPDATE, whether it
+//! lowers or removes the protection label (tampering). Gathered once per admission request,
+//! before the risk is scored; an unanswerable view is a [`GuardError`].
+
+use super::error::GuardError;
+use super::scope::Target;
+use crate::config::model::guard::{GuardSpec, Level};
+use crate::object::{ClusterView, Dependents, ObjectContext, ObjectRef, Operation, Subject};
+
+/// What the validation ring learned about one object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct ObjectFacts {
+    /// The protection label's level on the object (for an UPDATE: on the stored object).
+    pub(super) label: Option<LabelLevel>,
+    /// The protection label's level on the object's namespace.
+    pub(super) namespace_label: Option<LabelLevel>,
+    /// What depends on the object.
+    pub(super) dependents: Dependents,
+    /// The ticket id annotated on the object.
+    pub(super) annotated_ticket: Option<String>,
+    /// Why deleting the object takes more with it, when `cascadeProtection` is on and it does.
+    pub(super) cascade: Option<String>,
+    /// For an UPDATE: the protection it lowers, when it does.
+    pub(super) tampering: Option<Tampering>,
+    /// A dry run (spends no rate-limit token).
+    pub(super) dry_run: bool,
+}
+
+/// A protection label as read: its level and the value written (unknown values read as
+/// `standard`, and the value is kept for the report).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LabelLevel {
+    /// The level it gives.
+    pub(super) level: Level,
+    /// The label value as written.
+    pub(super) value: String,
+}
+
+/// An UPDATE that lowers or removes the protection label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Tampering {
+    /// The stored level.
+    pub(super) from: Level,
+    /// The level after the update (`None`: removed).
+    pub(super) to: Option<Level>,
+}
+
+/// Gathers the facts of an admission request; `Ok(None)` when the request is none of the
+/// validation ring's business (an UPDATE that does not lower the protection label).
+pub(super) async fn gather(
+    spec: &GuardSpec,
+    ctx: &ObjectContext,
+    target: &Target<'_>,
+) -> Result<Option<ObjectFacts>, GuardError> {
+    let key = spec.objects.protection_label.as_deref();
+    let stored = ctx.old_object.as_ref();
+    let tampering = match ctx.operation {
+        Operation::Delete => None,
+        Operation::Update => match key.and_then(|k| lowered(k, stored, ctx.object.as_ref())) {
+            Some(t) => Some(t),
+            None => return Ok(None),
+        },
+    };
+    let view = ctx.view.as_ref();
+    view.ready().map_err(GuardError::Cluster)?;
+    let label = key.and_then(|k| label_level(stored?, k));
+    let namespace_label = match key {
+        Some(k) if !target.is_namespace() && !target.namespace.is_empty() => view
+            .namespace_label(target.namespace, k)
+            .map_err(GuardError::Cluster)?
+            .map(|v| read_level(&v)),
+        _ => None,
+    };
+    let object_ref = ObjectRef {
+        group: target.group,
+        resource: target.resource,
+        namespace: target.namespace,
+        name: target.name,
+    };
+    let dependents = view
+        .dependents(&object_ref, stored)
+        .map_err(GuardError::Cluster)?;
+    let annotated_ticket = spec
+        .objects
+        .ticket_annotation
+        .as_deref()
+        .and_then(|k| ctx.object.as_ref().or(stored)?.annotation(k))
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    let cascade = match (spec.objects.cascade, ctx.operation) {
+        (true, Operation::Delete) => cascade(view, target, stored, &dependents).await?,
+        _ => None,
+    };
+    Ok(Some(ObjectFacts {
+        label,
+        namespace_label,
+        dependents,
+        annotated_ticket,
+        cascade,
+        tampering,
+        dry_run: ctx.dry_run,
+    }))
+}
+
+/// The protection an UPDATE lowers: the stored label's level when the new object carries a
+/// lower one or none.
+fn lowered(key: &str, stored: Option<&Subject>, new: Option<&Subject>) -> Option<Tampering> {
+    let from = label_level(stored?, key)?.level;
+    let to = new.and_then(|n| label_level(n, key)).map(|l| l.level);
+    (to < Some(from)).then_some(Tampering { from, to })
+}
+
+fn label_level(object: &Subject, key: &str) -> Option<LabelLevel> {
+    object.label(key).map(read_level)
+}
+
+/// A label value's level, case-insensitively; an unknown value reads as `standard` (the object
+/// is still protected, at the lowest level).
+fn read_level(value: &str) -> LabelLevel {
+    LabelLevel {
+        level: Level::parse(&value.to_ascii_lowercase()).unwrap_or(Level::Standard),
+        value: value.to_owned(),
+    }
+}
+
+/// Why deleting the target cascades: a Namespace still holding running pods, a
+/// CustomResourceDefinition whose objects still exist, a workload with replicas above zero.
+async fn cascade(
+    view: &dyn ClusterView,
+    target: &Target<'_>,
+    stored: Option<&Subject>,
+    dependents: &Dependents,
+) -> Result<Option<String>, GuardError> {
+    if target.is_namespace() && dependents.running_pods > 0 {
+        return Ok(Some(format!(
+            "namespace {} still holds {} running pods",
+            target.name, dependents.running_pods
+        )));
+    }
+    let is_crd = target.group == "apiextensions.k8s.io"
+        && target.resource == "customresourcedefinitions";
+    if let (true, Some(crd)) = (is_crd, stored) {
+        let remaining = view
+            .remaining_objects(crd)
+            .await
+            .map_err(GuardError::Cluster)?;
+        if remaining > 0 {
+            return Ok(Some(format!(
+                "custom resource definition {} still has objects",
+                target.name
+            )));
+        }
+    }
+    Ok(stored
+        .and_then(Subject::replicas)
+        .filter(|r| *r > 0)
+        .map(|r| format!("{} {} still has {r} replicas", target.resource, target.name)))
+}

@@ -103,7 +103,7 @@ func TestGuardThroughAPIServer(t *testing.T) {
 	// A protected Deployment, no ticket: denied with the guard's code, though RBAC would allow.
 	makeDeployment(t, a, "production", "web")
 	err := impersonating(t, a, "gina").AppsV1().Deployments("production").Delete(ctx(t), "web", metav1.DeleteOptions{})
-	wantForbidden(t, err, "[MISSING_TICKET]", "risk CRITICAL")
+	wantForbidden(t, err, "[MISSING_TICKET]", "risk=CRITICAL")
 
 	// The same delete with the approved ticket: the guard stands aside and RBAC allows.
 	cfg := restConfig(a, "tok-admin")

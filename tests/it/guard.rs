@@ -55,7 +55,7 @@ fn done_when_enforce() {
     assert_eq!(rc, 3, "{v}");
     assert_eq!(v["code"], "MISSING_TICKET", "{v}");
     assert!(
-        v["reason"].as_str().unwrap().contains("risk CRITICAL"),
+        v["reason"].as_str().unwrap().contains("risk=CRITICAL"),
         "{v}"
     );
 
@@ -264,7 +264,7 @@ authorizers:
         assert_eq!(v["status"]["denied"], true, "{v}");
         let reason = v["status"]["reason"].as_str().unwrap();
         assert!(
-            reason.contains("[MISSING_TICKET]") && reason.contains("risk CRITICAL"),
+            reason.contains("[MISSING_TICKET]") && reason.contains("risk=CRITICAL"),
             "{reason}"
         );
 

@@ -94,6 +94,9 @@ pub struct Options {
     pub webhook_backoff: Option<Duration>,
     /// The review deadline (5 s when `None`).
     pub review_timeout: Option<Duration>,
+    /// The connection cap and idle timeout (the server's defaults when `None`).
+    pub max_connections: Option<usize>,
+    pub idle_timeout: Option<Duration>,
     /// The validation ring's cluster view (`NoCluster` when `None`).
     pub cluster: Option<Arc<dyn warrant::object::ClusterView>>,
 }
@@ -108,6 +111,8 @@ impl Default for Options {
             webhook_backoff: None,
             review_timeout: None,
             cluster: None,
+            max_connections: None,
+            idle_timeout: None,
         }
     }
 }
@@ -190,6 +195,12 @@ impl Warrant {
         options.shutdown_grace = Duration::from_secs(5);
         options.header_read_timeout = HEADER_READ_TIMEOUT;
         options.insecure_listen = Some("127.0.0.1:0".parse().unwrap());
+        if let Some(n) = opts.max_connections {
+            options.max_connections = n;
+        }
+        if let Some(d) = opts.idle_timeout {
+            options.idle_timeout = d;
+        }
         let server = Server::bind(options, tls, state).await.unwrap();
         let addr = server.local_addr();
         let plain_addr = server.insecure_addr().unwrap();

@@ -134,7 +134,12 @@ fn namespace_side(
     });
     if let Some(l) = facts.and_then(|f| f.namespace_label.as_ref()) {
         side.offer(Some(l.level), || {
-            format!("label {}={} on namespace {}", label_key(spec), l.value, target.namespace)
+            format!(
+                "label {}={} on namespace {}",
+                label_key(spec),
+                l.value,
+                target.namespace
+            )
         });
     }
     side.0
@@ -153,7 +158,9 @@ fn object_side(
     });
     if let Some(f) = facts {
         if let Some(t) = &f.tampering {
-            side.offer(Some(t.from), || format!("label {} lowered", label_key(spec)));
+            side.offer(Some(t.from), || {
+                format!("label {} lowered", label_key(spec))
+            });
         }
         if let Some(l) = &f.label {
             side.offer(Some(l.level), || {

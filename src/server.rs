@@ -2,6 +2,7 @@
 //! header-read timeouts, and a graceful drain on shutdown. It speaks HTTP, TLS and caller
 //! authentication and knows no rules: reviews go to the live chain through [`routes`].
 
+pub mod body;
 pub mod bootstrap;
 pub mod caller;
 mod connection;

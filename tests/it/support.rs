@@ -96,6 +96,8 @@ pub struct Options {
     pub review_timeout: Option<Duration>,
     /// The connection cap and idle timeout (the server's defaults when `None`).
     pub max_connections: Option<usize>,
+    /// The request-body budget in bytes (the server's default when `None`).
+    pub body_budget: Option<usize>,
     pub idle_timeout: Option<Duration>,
     /// The validation ring's cluster view (`NoCluster` when `None`).
     pub cluster: Option<Arc<dyn warrant::object::ClusterView>>,
@@ -112,6 +114,7 @@ impl Default for Options {
             review_timeout: None,
             cluster: None,
             max_connections: None,
+            body_budget: None,
             idle_timeout: None,
         }
     }
@@ -190,6 +193,10 @@ impl Warrant {
                 .cluster
                 .clone()
                 .unwrap_or_else(|| Arc::new(warrant::object::NoCluster)),
+            body_budget: opts
+                .body_budget
+                .map(warrant::server::body::BodyBudget::new)
+                .unwrap_or_default(),
         });
         let mut options = ServerOptions::new("127.0.0.1:0".parse().unwrap());
         options.shutdown_grace = Duration::from_secs(5);

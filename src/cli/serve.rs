@@ -55,6 +55,10 @@ pub struct ServeArgs {
     /// Audit records: a file path, `-` for standard output, or `none`.
     #[arg(long, default_value = "-", value_name = "PATH")]
     pub audit_log: String,
+    /// Leave these keys of the user's `extra` out of audit records (repeatable, or
+    /// comma-separated); a record that had any lists them under `extraRedacted`.
+    #[arg(long, value_name = "KEY", num_args = 1.., value_delimiter = ',')]
+    pub audit_redact_extra: Vec<String>,
     /// Operational log format (to standard error).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -184,7 +188,8 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     };
     let audit = Arc::new(
         AuditSink::open(&target, metrics.clone())
-            .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?,
+            .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?
+            .with_redacted_extra(args.audit_redact_extra.clone()),
     );
 
     let (live_for_signals, metrics_for_signals) = (live.clone(), metrics.clone());

@@ -10,7 +10,7 @@
 //! block, [`match_conditions`] the CEL pre-filters, [`policy`] and [`guard`] warrant's blocks.
 
 use super::error::{ConfigError, ErrorKind};
-use super::model::{AuthorizerConfig, Config, FailurePolicy};
+use super::model::{AuthorizerConfig, Config, FailurePolicy, Mode};
 use super::schema::{self, At};
 use std::sync::Arc;
 
@@ -164,6 +164,23 @@ fn parse_failure_policy(c: &mut Checker, l: u32, path: &str, v: &str) -> Option<
             ErrorKind::NotSupported {
                 value: v.into(),
                 supported: FAILURE_POLICIES.map(FailurePolicy::as_str).to_vec(),
+                detail: None,
+            },
+        );
+    }
+    parsed
+}
+
+/// A `mode` value (of an entry, a policy rule or a guard block): `Enforce` or `Observe`.
+fn parse_mode(c: &mut Checker, l: u32, path: &str, v: &str) -> Option<Mode> {
+    let parsed = Mode::parse(v);
+    if parsed.is_none() {
+        c.push(
+            l,
+            path,
+            ErrorKind::NotSupported {
+                value: v.into(),
+                supported: Mode::ALL.map(Mode::as_str).to_vec(),
                 detail: None,
             },
         );

@@ -51,11 +51,13 @@ impl Finding {
     }
 }
 
-/// The verdict for a finding: Deny for a denial in Enforce mode, NoOpinion otherwise, with the
-/// reason and the assessment.
+/// The verdict for a finding: Deny for a denial, NoOpinion otherwise, with the reason and the
+/// assessment. In Observe mode the verdict is still what enforcing would answer, marked as
+/// observed (`OBSERVED_<CODE>`, `observed, not enforced: `): the guard's entry is then in shadow
+/// mode too (one setting), so the chain records it as `wouldHave` and answers NoOpinion.
 pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
     let denies = finding.code.denies();
-    let decision = if denies && mode == Mode::Enforce {
+    let decision = if denies {
         Decision::Deny
     } else {
         Decision::NoOpinion

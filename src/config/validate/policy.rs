@@ -1,11 +1,11 @@
 //! The `policy` block of a `Policy` authorizer: at least one rule, unique rule names, an effect,
-//! an expression that compiles to a bool over `request` and `now`, a message, and an optional
-//! code.
+//! an expression that compiles to a bool over `request` and `now`, a message, an optional code
+//! and an optional `mode` (`Observe`: the rule is only recorded when it matches).
 
-use super::{Checker, invalid, line};
+use super::{Checker, invalid, line, parse_mode};
 use crate::cel::{Expression, Variables};
 use crate::config::error::ErrorKind;
-use crate::config::model::{Effect, PolicyRule, PolicySpec};
+use crate::config::model::{Effect, Mode, PolicyRule, PolicySpec};
 use crate::config::schema::{self, At};
 use crate::names::{Code, NameError, RuleName};
 use std::collections::HashSet;
@@ -79,12 +79,17 @@ fn check_rule(
     let expression = check_expression(c, p, rl, rule.expression.as_ref());
     let message = check_message(c, p, rl, rule.message.as_ref());
     let code = check_code(c, p, rule.code.as_ref());
+    let mode = match &rule.mode {
+        None => Some(Mode::Enforce),
+        Some(m) => parse_mode(c, line(m), &format!("{p}.mode"), &m.value),
+    };
     Some(PolicyRule {
         name: name?,
         effect: effect?,
         expression: expression?,
         message: message?,
         code: code?,
+        mode: mode?,
     })
 }
 

@@ -34,6 +34,7 @@ pub mod file_watch;
 pub mod names;
 pub mod object;
 pub mod reload;
+pub mod replay;
 pub mod review;
 pub mod server;
 pub mod telemetry;

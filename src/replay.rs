@@ -8,6 +8,7 @@
 
 pub mod apiserver;
 pub mod engine;
+pub mod gate;
 pub mod input;
 pub mod lockout;
 pub mod record;
@@ -18,6 +19,7 @@ pub mod selectors;
 pub mod warrant_log;
 
 pub use engine::{At, Options, ReplayError, replay, replay_blocking};
+pub use gate::LockoutGate;
 pub use lockout::Bootstrap;
 pub use report::Report;
 

@@ -55,6 +55,19 @@ pub struct ServeArgs {
     /// Audit records: a file path, `-` for standard output, or `none`.
     #[arg(long, default_value = "-", value_name = "PATH")]
     pub audit_log: String,
+    /// Replay these recorded reviews (warrant or kube-apiserver audit logs, SubjectAccessReview
+    /// files) against every reloaded configuration and the one being served, and refuse the
+    /// reload when a flip would deny a bootstrap identity (repeatable).
+    #[arg(long, value_name = "INPUT")]
+    pub replay_on_reload: Vec<PathBuf>,
+    /// warrant's own service account (`namespace/name`, repeatable), a bootstrap identity for
+    /// --replay-on-reload.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/NAME",
+        default_value = "warrant-system/warrant"
+    )]
+    pub warrant_service_account: Vec<String>,
     /// Leave these keys of the user's `extra` out of audit records (repeatable, or
     /// comma-separated); a record that had any lists them under `extraRedacted`.
     #[arg(long, value_name = "KEY", num_args = 1.., value_delimiter = ',')]
@@ -124,7 +137,18 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         ..WatchTiming::default()
     };
     let metrics = Arc::new(Metrics::new());
-    let live = Arc::new(LiveChain::default());
+    let mut live = LiveChain::default();
+    if !args.replay_on_reload.is_empty() {
+        crate::replay::input::Reader::new(&args.replay_on_reload)
+            .map_err(|e| format!("--replay-on-reload {e}"))?;
+        let options = crate::replay::Options {
+            bootstrap: crate::replay::Bootstrap::new(&args.warrant_service_account),
+            ..Default::default()
+        };
+        let gate = crate::replay::LockoutGate::new(args.replay_on_reload.clone(), options);
+        live = live.with_gate(Box::new(gate));
+    }
+    let live = Arc::new(live);
 
     // Configuration.
     let source = ConfigSource::resolve(args.config.as_deref());

@@ -8,6 +8,7 @@ mod cel_diff;
 mod guard;
 mod http;
 mod reload;
+mod replay;
 mod shadow;
 mod suite;
 mod support;

@@ -17,8 +17,9 @@
 //! 4. [`authorizer`]: the contract, the chain, the metric families each entry resolves its
 //!    series from at build, and one module per type (`Policy`, `webhook`, `deletion_guard`,
 //!    `AlwaysAllow`/`AlwaysDeny`);
-//! 5. [`telemetry`] (registry, audit records, logging: records and never decides) and
-//!    [`reload`] (the live chain and its atomic swap);
+//! 5. [`telemetry`] (registry, audit records, logging: records and never decides),
+//!    [`reload`] (the live chain, its atomic swap and reload gate) and [`replay`] (recorded
+//!    traffic judged again by a candidate chain);
 //! 6. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
 //!    subcommand). `main.rs` only parses and dispatches.
 #![forbid(unsafe_code)]

@@ -153,3 +153,61 @@ async fn shadow_entries_and_rules_are_audited_counted_and_never_the_answer() {
     );
     w.stop().await;
 }
+
+fn repo(path: &str) -> String {
+    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shipped shadow example: its suite passes, and `warrant check` shows the shadows in the
+/// trace (text and JSON).
+#[test]
+fn the_shipped_shadow_example() {
+    const BIN: &str = env!("CARGO_BIN_EXE_warrant");
+    let out = std::process::Command::new(BIN)
+        .args(["test", &repo("authz-config/tests/shadow-example.yaml")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let config = repo("authz-config/shadow-example.yaml");
+    let args = [
+        "check",
+        "delete",
+        "configmaps/web",
+        "-n",
+        "shop",
+        "--as",
+        "ann",
+        "--as-group",
+        "team-shop",
+        "--at",
+        "2026-12-24T10:00:00Z",
+        "--config",
+        &config,
+    ];
+    let out = std::process::Command::new(BIN).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for want in [
+        "  1. candidate-freeze (Policy): NoOpinion (shadow: would have Deny) rule=december-freeze code=DECEMBER_FREEZE",
+        "     shadow rule deletes-need-ticket would have Deny code=DELETE_TICKET \"deletions need a change ticket (user extra warrant.dev/ticket)\"",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    let out = std::process::Command::new(BIN)
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["allowed"], true);
+    assert_eq!(v["trace"][0]["mode"], "Observe");
+    assert_eq!(v["trace"][0]["wouldHave"], "Deny");
+    assert_eq!(
+        v["trace"][1]["shadowRules"][0]["rule"],
+        "deletes-need-ticket"
+    );
+}

@@ -29,7 +29,10 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         // SAFETY: as above.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -68,13 +71,33 @@ fn main() {
     // A re-list builds a fresh store, swaps it in and drops the old one.
     support::list_pods(&cache, support::pods());
     let live3 = live();
-    println!("cluster cache memory, {pods} running pods, {} ReplicaSets, {} Services:", support::REPLICA_SETS, support::SERVICES + 1);
+    println!(
+        "cluster cache memory, {pods} running pods, {} ReplicaSets, {} Services:",
+        support::REPLICA_SETS,
+        support::SERVICES + 1
+    );
     println!("  held for everything but pods   {}", kib(live1 - live0));
-    println!("  held for the pods              {} = {per_pod} bytes per pod (target <= 2048)", kib(live2 - live1));
+    println!(
+        "  held for the pods              {} = {per_pod} bytes per pod (target <= 2048)",
+        kib(live2 - live1)
+    );
     println!("  held in total                  {}", kib(live2 - live0));
-    println!("  held after a re-list of pods   {} (the old store is dropped)", kib(live3 - live0));
-    println!("  resident size growth (RSS)     {} (total), {} (pods)", kib(rss2 - rss0), kib(rss2 - rss1));
-    assert!(per_pod <= 2048, "{per_pod} bytes per pod is over the 2 KiB target");
-    assert!((live3 - live2).abs() < (live2 - live1) / 10, "a re-list leaked: {live2} -> {live3}");
+    println!(
+        "  held after a re-list of pods   {} (the old store is dropped)",
+        kib(live3 - live0)
+    );
+    println!(
+        "  resident size growth (RSS)     {} (total), {} (pods)",
+        kib(rss2 - rss0),
+        kib(rss2 - rss1)
+    );
+    assert!(
+        per_pod <= 2048,
+        "{per_pod} bytes per pod is over the 2 KiB target"
+    );
+    assert!(
+        (live3 - live2).abs() < (live2 - live1) / 10,
+        "a re-list leaked: {live2} -> {live3}"
+    );
     drop(cache);
 }

@@ -2,6 +2,10 @@
 //! running pods each (owned by Deployments), one Service per two ReplicaSets, and a
 //! `checkout` Deployment of 25 running pods behind a Service, an Ingress and a bound claim.
 
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::PartialObjectMeta;
+use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,10 +13,6 @@ use warrant::cluster::project;
 use warrant::cluster::watch::Feeder;
 use warrant::cluster::wire::{ClaimWire, IngressWire, PodWire, ServiceWire};
 use warrant::cluster::{Cache, CacheOptions, Resource};
-use kube::api::PartialObjectMeta;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::Namespace;
-use kube::runtime::watcher::Event;
 
 pub const NAMESPACES: usize = 20;
 pub const REPLICA_SETS: usize = 1000;
@@ -20,7 +20,10 @@ pub const PODS_PER_SET: usize = 10;
 pub const SERVICES: usize = 500;
 
 fn uid(kind: &str, n: usize) -> String {
-    format!("{:08x}-{kind:0>4}-4a1b-9c2d-{n:012x}", n * 2654435761 % 0xffff_ffff)
+    format!(
+        "{:08x}-{kind:0>4}-4a1b-9c2d-{n:012x}",
+        n * 2654435761 % 0xffff_ffff
+    )
 }
 
 fn hash(n: usize) -> String {
@@ -38,7 +41,9 @@ fn owner(kind: &str, name: &str, uid: &str) -> Value {
 /// A pod as the API server sends it (the fields the wire type skips included).
 pub fn pod(namespace: &str, app: &str, set: usize, n: usize, claim: Option<&str>) -> Value {
     let name = format!("{app}-{}-{:05x}", hash(set), n);
-    let mut volumes = vec![json!({"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}})];
+    let mut volumes = vec![
+        json!({"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}),
+    ];
     if let Some(c) = claim {
         volumes.push(json!({"name": "data", "persistentVolumeClaim": {"claimName": c}}));
     }
@@ -69,7 +74,10 @@ fn de<W: serde::de::DeserializeOwned>(v: Value) -> W {
 }
 
 /// Lists `objects` through a feeder (Init, InitApply..., InitDone), as a watch would.
-fn list<W, B: warrant::cluster::index::Body>(mut feeder: Feeder<W, B>, objects: impl Iterator<Item = W>) {
+fn list<W, B: warrant::cluster::index::Body>(
+    mut feeder: Feeder<W, B>,
+    objects: impl Iterator<Item = W>,
+) {
     feeder.event(Event::Init);
     for o in objects {
         feeder.event(Event::InitApply(o));
@@ -88,27 +96,98 @@ pub fn cache_without_pods() -> Arc<Cache> {
     cache.mark_watching();
     let sets = (0..REPLICA_SETS).map(|s| {
         let (a, deploy_uid) = (app(s), uid("dep", s / 2));
-        de::<PartialObjectMeta<ReplicaSet>>(meta("ReplicaSet", &ns(s), &format!("{a}-{}", hash(s)), &uid("rs", s), owner("Deployment", &a, &deploy_uid)))
+        de::<PartialObjectMeta<ReplicaSet>>(meta(
+            "ReplicaSet",
+            &ns(s),
+            &format!("{a}-{}", hash(s)),
+            &uid("rs", s),
+            owner("Deployment", &a, &deploy_uid),
+        ))
     });
-    list(Feeder::new(cache.clone(), Resource::ReplicaSets, |w: &PartialObjectMeta<ReplicaSet>, i| project::workload(&w.metadata, i)), sets);
+    list(
+        Feeder::new(
+            cache.clone(),
+            Resource::ReplicaSets,
+            |w: &PartialObjectMeta<ReplicaSet>, i| project::workload(&w.metadata, i),
+        ),
+        sets,
+    );
     let mut deployments: Vec<PartialObjectMeta<Deployment>> = (0..REPLICA_SETS / 2)
-        .map(|d| de(meta("Deployment", &ns(d * 2), &app(d * 2), &uid("dep", d), json!([]))))
+        .map(|d| {
+            de(meta(
+                "Deployment",
+                &ns(d * 2),
+                &app(d * 2),
+                &uid("dep", d),
+                json!([]),
+            ))
+        })
         .collect();
-    deployments.push(de(meta("Deployment", "shop", "checkout", &uid("dep", 999_999), json!([]))));
-    deployments.push(de(meta("ReplicaSet", "shop", "checkout-rs", &uid("rs", 999_999), owner("Deployment", "checkout", &uid("dep", 999_999)))));
-    list(Feeder::new(cache.clone(), Resource::Deployments, |w: &PartialObjectMeta<Deployment>, i| project::workload(&w.metadata, i)), deployments.into_iter());
-    let mut services: Vec<ServiceWire> = (0..SERVICES).map(|s| de(service(&ns(s * 2), &app(s * 2), &app(s * 2)))).collect();
+    deployments.push(de(meta(
+        "Deployment",
+        "shop",
+        "checkout",
+        &uid("dep", 999_999),
+        json!([]),
+    )));
+    deployments.push(de(meta(
+        "ReplicaSet",
+        "shop",
+        "checkout-rs",
+        &uid("rs", 999_999),
+        owner("Deployment", "checkout", &uid("dep", 999_999)),
+    )));
+    list(
+        Feeder::new(
+            cache.clone(),
+            Resource::Deployments,
+            |w: &PartialObjectMeta<Deployment>, i| project::workload(&w.metadata, i),
+        ),
+        deployments.into_iter(),
+    );
+    let mut services: Vec<ServiceWire> = (0..SERVICES)
+        .map(|s| de(service(&ns(s * 2), &app(s * 2), &app(s * 2))))
+        .collect();
     services.push(de(service("shop", "checkout", "checkout")));
-    list(Feeder::new(cache.clone(), Resource::Services, project::service), services.into_iter());
-    let ingress: IngressWire = de(json!({"metadata": {"name": "shop", "namespace": "shop", "uid": "i1"},
-        "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "checkout", "port": {"number": 80}}}}]}}]}}));
-    list(Feeder::new(cache.clone(), Resource::Ingresses, project::ingress), std::iter::once(ingress));
-    let claim: ClaimWire = de(json!({"metadata": {"name": "checkout-data", "namespace": "shop", "uid": "c1"}, "status": {"phase": "Bound"}}));
-    list(Feeder::new(cache.clone(), Resource::PersistentVolumeClaims, project::claim), std::iter::once(claim));
+    list(
+        Feeder::new(cache.clone(), Resource::Services, project::service),
+        services.into_iter(),
+    );
+    let ingress: IngressWire = de(
+        json!({"metadata": {"name": "shop", "namespace": "shop", "uid": "i1"},
+        "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "checkout", "port": {"number": 80}}}}]}}]}}),
+    );
+    list(
+        Feeder::new(cache.clone(), Resource::Ingresses, project::ingress),
+        std::iter::once(ingress),
+    );
+    let claim: ClaimWire = de(
+        json!({"metadata": {"name": "checkout-data", "namespace": "shop", "uid": "c1"}, "status": {"phase": "Bound"}}),
+    );
+    list(
+        Feeder::new(
+            cache.clone(),
+            Resource::PersistentVolumeClaims,
+            project::claim,
+        ),
+        std::iter::once(claim),
+    );
     let namespaces = (0..NAMESPACES).map(|n| de::<PartialObjectMeta<Namespace>>(json!({"metadata": {"name": format!("team-{n}"), "uid": uid("ns", n), "labels": {"team": "x"}}})));
-    list(Feeder::new(cache.clone(), Resource::Namespaces, |w: &PartialObjectMeta<Namespace>, i| project::namespace(&w.metadata, i)), namespaces);
+    list(
+        Feeder::new(
+            cache.clone(),
+            Resource::Namespaces,
+            |w: &PartialObjectMeta<Namespace>, i| project::namespace(&w.metadata, i),
+        ),
+        namespaces,
+    );
     // The kinds the synthetic cluster has none of have listed too.
-    for r in [Resource::StatefulSets, Resource::DaemonSets, Resource::Jobs, Resource::CronJobs] {
+    for r in [
+        Resource::StatefulSets,
+        Resource::DaemonSets,
+        Resource::Jobs,
+        Resource::CronJobs,
+    ] {
         cache.health(r).listed(Instant::now());
     }
     cache
@@ -116,7 +195,9 @@ pub fn cache_without_pods() -> Arc<Cache> {
 
 /// The synthetic pods (10 per ReplicaSet, 25 for checkout), decoded as the watch decodes them.
 pub fn pods() -> impl Iterator<Item = PodWire> {
-    let sets = (0..REPLICA_SETS).flat_map(|s| (0..PODS_PER_SET).map(move |n| de::<PodWire>(pod(&ns(s), &app(s), s, n, None))));
+    let sets = (0..REPLICA_SETS).flat_map(|s| {
+        (0..PODS_PER_SET).map(move |n| de::<PodWire>(pod(&ns(s), &app(s), s, n, None)))
+    });
     let checkout = (0..25).map(|n| {
         let mut p = pod("shop", "checkout", 999_999, n, Some("checkout-data"));
         p["metadata"]["ownerReferences"][0]["uid"] = json!(uid("rs", 999_999));
@@ -127,5 +208,8 @@ pub fn pods() -> impl Iterator<Item = PodWire> {
 
 /// Lists the pods into `cache`.
 pub fn list_pods(cache: &Arc<Cache>, pods: impl Iterator<Item = PodWire>) {
-    list(Feeder::new(cache.clone(), Resource::Pods, project::pod), pods);
+    list(
+        Feeder::new(cache.clone(), Resource::Pods, project::pod),
+        pods,
+    );
 }

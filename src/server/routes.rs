@@ -4,6 +4,7 @@
 //! kubelet probes present no credentials; `/authorize` and `/metrics` require an authenticated
 //! caller when caller authentication is configured.
 
+use super::body::{self, BodyBudget};
 use super::caller::CallerAuth;
 use super::rejection::Rejection;
 use crate::authorizer::{Deadline, Input};
@@ -14,7 +15,7 @@ use crate::review;
 use crate::telemetry::audit::{AuditRecord, AuditSink};
 use crate::telemetry::metrics::{self, Metrics};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 use std::sync::Arc;
@@ -41,6 +42,8 @@ pub struct AppState {
     pub caller_auth: CallerAuth,
     /// Time budget of one review through the chain.
     pub review_timeout: Duration,
+    /// Request bytes held in memory at once, across every connection.
+    pub body_budget: BodyBudget,
     /// The cluster as the validation ring sees it (the metadata cache, or
     /// [`crate::object::NoCluster`] without a cluster connection).
     pub cluster: Arc<dyn crate::object::ClusterView>,
@@ -175,7 +178,12 @@ fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
     }
 }
 
-async fn read_body(req: Request<Incoming>) -> Result<Bytes, Rejection> {
+/// The body of a request within the size, time and memory bounds; the hold keeps its bytes
+/// counted against the process budget until the request is answered.
+async fn read_body(
+    state: &AppState,
+    req: Request<Incoming>,
+) -> Result<(Bytes, body::BodyHold), Rejection> {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -186,15 +194,13 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, Rejection> {
             limit: MAX_BODY_BYTES,
         });
     }
-    let body = Limited::new(req.into_body(), MAX_BODY_BYTES);
-    match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
-        Err(_) => Err(Rejection::BodyTimeout(BODY_READ_TIMEOUT)),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::TooLarge {
-            limit: MAX_BODY_BYTES,
-        }),
-        Ok(Err(e)) => Err(Rejection::BodyRead(e)),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-    }
+    body::read(
+        req.into_body(),
+        MAX_BODY_BYTES,
+        BODY_READ_TIMEOUT,
+        &state.body_budget,
+    )
+    .await
 }
 
 async fn authorize(
@@ -202,7 +208,7 @@ async fn authorize(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
-    let body = read_body(req).await?;
+    let (body, _hold) = read_body(state, req).await?;
     let review = review::decode(&body)?;
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();

@@ -75,6 +75,7 @@ pub struct Metrics {
     config_info: Family<HashLabels, Gauge>,
     config_hash: Mutex<Option<String>>,
     audit_dropped: Counter,
+    open_connections: Gauge,
     families: Families,
 }
 
@@ -139,6 +140,12 @@ impl Metrics {
             "Audit records dropped because the audit writer fell behind",
             audit_dropped.clone(),
         );
+        let open_connections = Gauge::default();
+        registry.register(
+            "warrant_http_open_connections",
+            "Connections being served on warrant's listeners (after their TLS handshake)",
+            open_connections.clone(),
+        );
         let families = Families::register(&mut registry);
         Self {
             registry,
@@ -151,7 +158,14 @@ impl Metrics {
             config_info,
             config_hash: Mutex::new(None),
             audit_dropped,
+            open_connections,
         }
+    }
+
+    /// The gauge of open connections (the server raises it when a connection is accepted and
+    /// lowers it when the connection closes).
+    pub fn open_connections(&self) -> &Gauge {
+        &self.open_connections
     }
 
     /// Records one chain answer's result and latency. Each entry of the chain recorded its own

@@ -8,8 +8,8 @@
 //! mount. A Namespace also brings all its Ingresses and bound claims, an Ingress itself, a
 //! bound claim itself, and a StatefulSet the claims of its `volumeClaimTemplates`.
 
-use super::body::{Ingress, Pod, Service};
 use super::index::Index;
+use super::index::{Ingress, Pod, Service};
 use super::intern::Interner;
 use super::labels::Labels;
 use super::project;

@@ -39,7 +39,10 @@ const REVIEW: &str = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectA
 fn bench(c: &mut Criterion) {
     let loaded = warrant::config::parse("bench.yaml", config().as_bytes()).expect("config");
     let chain = Chain::build(&loaded.config).expect("chain");
-    let input = Input::new(decode(REVIEW.as_bytes()).expect("review"), chrono::Utc::now());
+    let input = Input::new(
+        decode(REVIEW.as_bytes()).expect("review"),
+        chrono::Utc::now(),
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()

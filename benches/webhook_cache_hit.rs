@@ -31,7 +31,10 @@ fn input() -> Input {
         }),
         ..Default::default()
     };
-    Input::new(Review::new(ApiVersion::V1, spec).expect("a valid review"), chrono::Utc::now())
+    Input::new(
+        Review::new(ApiVersion::V1, spec).expect("a valid review"),
+        chrono::Utc::now(),
+    )
 }
 
 fn bench(c: &mut Criterion) {

@@ -275,7 +275,12 @@ impl Chain {
             .any(|e| e.authorizer_type == AuthorizerType::DeletionGuard)
     }
 
-    async fn run(&self, input: &Input, deadline: Deadline, consulted: fn(&Entry) -> bool) -> Answer {
+    async fn run(
+        &self,
+        input: &Input,
+        deadline: Deadline,
+        consulted: fn(&Entry) -> bool,
+    ) -> Answer {
         let budget_ms = deadline
             .0
             .saturating_duration_since(tokio::time::Instant::now())

@@ -15,5 +15,8 @@ pub(crate) fn healthz() -> Input {
         }),
         ..Default::default()
     };
-    Input::new(Review::new(ApiVersion::V1, spec).unwrap(), chrono::Utc::now())
+    Input::new(
+        Review::new(ApiVersion::V1, spec).unwrap(),
+        chrono::Utc::now(),
+    )
 }

@@ -139,8 +139,8 @@ async fn cascade(
             target.name, dependents.running_pods
         )));
     }
-    let is_crd = target.group == "apiextensions.k8s.io"
-        && target.resource == "customresourcedefinitions";
+    let is_crd =
+        target.group == "apiextensions.k8s.io" && target.resource == "customresourcedefinitions";
     if let (true, Some(crd)) = (is_crd, stored) {
         let remaining = view
             .remaining_objects(crd)

@@ -81,9 +81,15 @@ pub(super) fn assess(
 /// The dependents' share of the score: running pods, Ingresses, bound volumes.
 fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) -> Impact {
     if d.running_pods >= w.many_pods_at {
-        add(w.many_pods, format!("{} running pods affected", d.running_pods));
+        add(
+            w.many_pods,
+            format!("{} running pods affected", d.running_pods),
+        );
     } else if d.running_pods > 0 {
-        add(w.some_pods, format!("{} running pods affected", d.running_pods));
+        add(
+            w.some_pods,
+            format!("{} running pods affected", d.running_pods),
+        );
     }
     let estimated_qps = u64::from(d.ingress_pods) * u64::from(w.qps_per_pod);
     if let Some(first) = d.ingresses.first() {

@@ -75,9 +75,10 @@ pub(super) fn admission_target<'a>(
 /// The target a review describes (its resource attributes are set).
 fn described<'a>(review: &'a Review, verb: &'a str) -> Target<'a> {
     let ra = review.spec().resource_attributes.as_ref();
-    let field = |f: fn(&k8s_openapi::api::authorization::v1::ResourceAttributes) -> &Option<String>| {
-        ra.and_then(|r| f(r).as_deref()).unwrap_or("")
-    };
+    let field =
+        |f: fn(&k8s_openapi::api::authorization::v1::ResourceAttributes) -> &Option<String>| {
+            ra.and_then(|r| f(r).as_deref()).unwrap_or("")
+        };
     let group = field(|r| &r.group);
     let resource = field(|r| &r.resource);
     let name = field(|r| &r.name);

@@ -69,7 +69,10 @@ fn delete(
         spec["extra"] = serde_json::json!({"warrant.dev/ticket": [t]});
     }
     let body = serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec});
-    Input::new(crate::review::decode(body.to_string().as_bytes()).unwrap(), at(NOW))
+    Input::new(
+        crate::review::decode(body.to_string().as_bytes()).unwrap(),
+        at(NOW),
+    )
 }
 
 /// (decision, reason message, reason code, assessment ticket).
@@ -404,7 +407,10 @@ fn deployments(verb: &str, name: &str, user: &str) -> Input {
         "spec": {"user": user, "resourceAttributes": {
             "verb": verb, "group": "apps", "resource": "deployments", "name": name, "namespace": "shop"}},
     });
-    Input::new(crate::review::decode(body.to_string().as_bytes()).unwrap(), at(NOW))
+    Input::new(
+        crate::review::decode(body.to_string().as_bytes()).unwrap(),
+        at(NOW),
+    )
 }
 
 /// Issue 11, hole 1: a collection delete sweeps the named objects too, so it is judged at the

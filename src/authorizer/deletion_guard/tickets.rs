@@ -98,7 +98,8 @@ fn ask(spec: &GuardSpec) -> String {
 /// The ticket id presented: the first value of the user `extra` key, else (at admission) the
 /// object's ticket annotation.
 fn presented<'a>(case: &'a Case<'_>, extra_key: &str) -> Option<&'a str> {
-    extra_ticket(case.review, extra_key).or_else(|| case.facts.as_ref()?.annotated_ticket.as_deref())
+    extra_ticket(case.review, extra_key)
+        .or_else(|| case.facts.as_ref()?.annotated_ticket.as_deref())
 }
 
 fn extra_ticket<'a>(review: &'a Review, extra_key: &str) -> Option<&'a str> {

@@ -31,7 +31,11 @@ pub(super) fn protection(c: &mut Checker, p: &str, f: &GuardFile) -> ObjectProte
 
 /// `rateLimitStage`: `Authorization` (default) or `Admission`.
 pub(super) fn rate_limit_stage(c: &mut Checker, p: &str, f: &GuardFile) -> RateLimitStage {
-    match f.rate_limit_stage.as_ref().map(|s| (s.value.as_str(), line(s))) {
+    match f
+        .rate_limit_stage
+        .as_ref()
+        .map(|s| (s.value.as_str(), line(s)))
+    {
         None | Some(("Authorization", _)) => RateLimitStage::Authorization,
         Some(("Admission", _)) => RateLimitStage::Admission,
         Some((other, l)) => {
@@ -101,7 +105,9 @@ fn qualified_name(key: &str) -> Result<(), &'static str> {
     if ok {
         Ok(())
     } else {
-        Err("must be a qualified name: [prefix/]name, the name at most 63 alphanumerics, '-', '_' or '.', beginning and ending with an alphanumeric")
+        Err(
+            "must be a qualified name: [prefix/]name, the name at most 63 alphanumerics, '-', '_' or '.', beginning and ending with an alphanumeric",
+        )
     }
 }
 
@@ -122,12 +128,7 @@ mod tests {
 
     #[test]
     fn qualified_names_follow_apimachinery() {
-        for ok in [
-            "tier",
-            "sre.example.com/protection-level",
-            "a/b",
-            "x_y.z-1",
-        ] {
+        for ok in ["tier", "sre.example.com/protection-level", "a/b", "x_y.z-1"] {
             assert_eq!(qualified_name(ok), Ok(()), "{ok}");
         }
         for bad in [

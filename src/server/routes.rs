@@ -1,8 +1,10 @@
-//! The routes: `POST /authorize` (SubjectAccessReview), `GET /healthz`, `GET /readyz` (ready once
-//! a valid configuration is loaded) and `GET /metrics`. Probes are open to everyone, because
-//! kubelet probes present no credentials; `/authorize` and `/metrics` require an authenticated
-//! caller when caller authentication is configured.
+//! The routes: `POST /authorize` (SubjectAccessReview), `POST /admit` (AdmissionReview, the
+//! validation ring: [`super::admit`]), `GET /healthz`, `GET /readyz` (ready once a valid
+//! configuration is loaded) and `GET /metrics`. Probes are open to everyone, because kubelet
+//! probes present no credentials; `/authorize`, `/admit` and `/metrics` require an
+//! authenticated caller when caller authentication is configured.
 
+use super::body::{check_content_type, read_body};
 use super::caller::CallerAuth;
 use super::rejection::Rejection;
 use crate::authorizer::{Deadline, Input};
@@ -12,17 +14,13 @@ use crate::review;
 use crate::telemetry::audit::{AuditRecord, AuditSink};
 use crate::telemetry::metrics::{self, Metrics};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The largest review body accepted (1 MiB).
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// How long a client may take to send the body after its headers.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub use super::body::{BODY_READ_TIMEOUT, MAX_ADMISSION_BODY_BYTES, MAX_BODY_BYTES};
 
 /// Everything a request needs, shared by all connections.
 #[derive(Debug)]
@@ -85,7 +83,7 @@ async fn route(
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
     let (allowed, allow) = match path.as_str() {
-        "/authorize" => (Method::POST, "POST"),
+        "/authorize" | "/admit" => (Method::POST, "POST"),
         "/healthz" | "/readyz" | "/livez" | "/metrics" => (Method::GET, "GET, HEAD"),
         _ => return Err(Rejection::NotFound(path)),
     };
@@ -115,6 +113,8 @@ async fn route(
                     header::HeaderValue::from_static(metrics::CONTENT_TYPE),
                 );
                 Ok(r)
+            } else if path == "/admit" {
+                super::admit::admit(state, req).await
             } else {
                 authorize(state, req).await
             }
@@ -141,54 +141,12 @@ fn authenticate(
     caller.map(|_| ()).ok_or(Rejection::Unauthenticated)
 }
 
-fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
-    if let Some(encoding) = req.headers().get(header::CONTENT_ENCODING) {
-        let raw = encoding.to_str().unwrap_or("");
-        if !raw.trim().eq_ignore_ascii_case("identity") {
-            return Err(Rejection::ContentEncoding(raw.to_owned()));
-        }
-    }
-    let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
-        // Absent means JSON, as the API server's own client assumes.
-        return Ok(());
-    };
-    let raw = value.to_str().unwrap_or("");
-    let essence = raw.split(';').next().unwrap_or("").trim();
-    if essence.eq_ignore_ascii_case("application/json") {
-        Ok(())
-    } else {
-        Err(Rejection::ContentType(raw.to_owned()))
-    }
-}
-
-async fn read_body(req: Request<Incoming>) -> Result<Bytes, Rejection> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(Rejection::TooLarge {
-            limit: MAX_BODY_BYTES,
-        });
-    }
-    let body = Limited::new(req.into_body(), MAX_BODY_BYTES);
-    match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
-        Err(_) => Err(Rejection::BodyTimeout(BODY_READ_TIMEOUT)),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::TooLarge {
-            limit: MAX_BODY_BYTES,
-        }),
-        Ok(Err(e)) => Err(Rejection::BodyRead(e)),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-    }
-}
-
 async fn authorize(
     state: &AppState,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
-    let body = read_body(req).await?;
+    let body = read_body(req, MAX_BODY_BYTES).await?;
     let review = review::decode(&body)?;
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();

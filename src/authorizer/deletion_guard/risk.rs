@@ -59,7 +59,10 @@ pub(super) fn assess(
     if let Some((level, source)) = &protection {
         add(w.level(*level), format!("{}: {source}", level.as_str()));
     }
-    if target.is_namespace() && (facts.is_some() || protection.is_some()) {
+    // A Namespace's deletion, not an update of it (an UPDATE lowering its label, or an
+    // `updateResources` entry for namespaces).
+    let deletion = matches!(target.verb, "delete" | "deletecollection");
+    if deletion && target.is_namespace() && (facts.is_some() || protection.is_some()) {
         add(w.namespace_deletion, "namespace deletion".into());
     }
     if target.verb == "deletecollection" {

@@ -89,10 +89,10 @@ fn qualified_name(key: &str) -> Result<(), &'static str> {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),
     };
-    if let Some(prefix) = prefix {
-        if prefix.is_empty() || prefix.len() > 253 || !dns_subdomain(prefix) {
-            return Err("the prefix must be a DNS-1123 subdomain (at most 253 characters)");
-        }
+    if let Some(prefix) = prefix
+        && (prefix.is_empty() || prefix.len() > 253 || !dns_subdomain(prefix))
+    {
+        return Err("the prefix must be a DNS-1123 subdomain (at most 253 characters)");
     }
     let alnum = |c: char| c.is_ascii_alphanumeric();
     let ok = !name.is_empty()

@@ -1,0 +1,190 @@
+//! `POST /admit`: one `AdmissionReview` (v1) through the validation ring of the live chain.
+//!
+//! The body is checked and read as `/authorize`'s is (within its own size limit, since an UPDATE
+//! carries two objects), decoded by [`admission::decode`] and mapped onto a review and an object
+//! context. A DELETE or an UPDATE goes to [`crate::authorizer::Chain::admit`]; a CREATE or a
+//! CONNECT is admitted unjudged (the shipped webhook configuration sends neither). The answer:
+//!
+//! - refused (Deny) -> `allowed: false` with a `Status` of code 403, reason `Forbidden`, and the
+//!   chain's reason as message (`<authorizer>: <message> [<CODE>]`);
+//! - anything else -> `allowed: true`;
+//! - `auditAnnotations`: the deciding step's detail when refused, every step's when admitted
+//!   (kube-apiserver records each as `<webhook name>/<key>`);
+//! - `warnings`: each denial a step observed without enforcing (Observe mode) and each step
+//!   that failed and let the request through by `failurePolicy: NoOpinion`.
+
+use super::body::{MAX_ADMISSION_BODY_BYTES, check_content_type, read_body};
+use super::rejection::Rejection;
+use super::routes::AppState;
+use crate::admission::{self, AdmissionOperation, AdmissionResponse, Mapped};
+use crate::authorizer::{Answer, Deadline, Input, Step, StepOutcome};
+use crate::config::FailurePolicy;
+use crate::decision::{AttributedReason, Decision};
+use crate::telemetry::audit::{AdmissionAudit, AuditRecord};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response, header};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Serves one admission request.
+pub(super) async fn admit(
+    state: &AppState,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Rejection> {
+    check_content_type(&req)?;
+    let body = read_body(req, MAX_ADMISSION_BODY_BYTES).await?;
+    let request = admission::decode(&body)?;
+    drop(body);
+    let active = state.live.load().ok_or(Rejection::NotReady)?;
+    let started = Instant::now();
+    let Mapped {
+        uid,
+        operation,
+        dry_run,
+        review,
+        context,
+    } = admission::map(request, state.cluster.clone());
+    let mut input = Input::new(review, state.clock.now());
+    let answer = match context {
+        Some(ctx) => {
+            input = input.with_object(Arc::new(ctx));
+            let deadline = Deadline::after(state.review_timeout);
+            active.chain.admit(&input, deadline).await
+        }
+        None => unjudged(operation),
+    };
+    let elapsed = started.elapsed();
+    log_failures(&uid, &answer);
+    let response = respond(uid, &answer);
+    state
+        .metrics
+        .record_admission(operation.as_str(), response.allowed, elapsed);
+    if state.audit.is_enabled() {
+        let audit = AdmissionAudit {
+            uid: &response.uid,
+            operation: operation.as_str(),
+            dry_run,
+        };
+        let hash = Some(active.source.hash.as_str());
+        let record = AuditRecord::admission(&input, &answer, elapsed, hash, audit);
+        state.audit.write(&record);
+    }
+    let mut r = Response::new(Full::new(Bytes::from(response.encode())));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
+}
+
+/// The answer to an operation the validation ring does not judge: admitted, no step.
+fn unjudged(operation: AdmissionOperation) -> Answer {
+    Answer {
+        decision: Decision::NoOpinion,
+        decided_by: None,
+        rule: None,
+        code: None,
+        reason: format!(
+            "operation {} is not judged by the validation ring",
+            operation.as_str()
+        ),
+        errors: Vec::new(),
+        trace: Vec::new(),
+    }
+}
+
+/// The response for a chain answer (see the module documentation).
+pub(super) fn respond(uid: String, answer: &Answer) -> AdmissionResponse {
+    let denied = answer.decision == Decision::Deny;
+    let mut response = if denied {
+        let message = match answer.reason.as_str() {
+            "" => "refused by warrant's validation ring",
+            reason => reason,
+        };
+        AdmissionResponse::deny(uid, message)
+    } else {
+        AdmissionResponse::allow(uid)
+    };
+    // A refusal's deciding step is the last of the trace.
+    let annotated = if denied {
+        answer.trace.last().map(std::slice::from_ref).unwrap_or(&[])
+    } else {
+        &answer.trace[..]
+    };
+    for step in annotated {
+        annotate(&mut response, step);
+    }
+    for step in &answer.trace {
+        if let Some(warning) = warning(step) {
+            response.warn(&warning);
+        }
+    }
+    response
+}
+
+/// Adds a step's audit annotations. The first step to use a key has it as is; a later one's
+/// key is prefixed with its authorizer's name (`<name>.<key>`), and dropped (with a debug log:
+/// the audit record keeps the whole detail) when that is no valid key.
+fn annotate(response: &mut AdmissionResponse, step: &Step) {
+    let StepOutcome::Verdict(verdict) = &step.outcome else {
+        return;
+    };
+    let Some(detail) = &verdict.detail else {
+        return;
+    };
+    for (key, value) in detail.admission_annotations() {
+        let key = if response.audit_annotations.contains_key(key) {
+            format!("{}.{key}", step.authorizer)
+        } else {
+            key.to_owned()
+        };
+        if !response.annotate(&key, value) {
+            tracing::debug!(
+                key,
+                "audit annotation key is not a qualified name part; left out"
+            );
+        }
+    }
+}
+
+/// The warning a step gives: an observed, not enforced denial, or a failure admitted by
+/// `failurePolicy: NoOpinion`.
+fn warning(step: &Step) -> Option<String> {
+    match &step.outcome {
+        StepOutcome::Verdict(v) => {
+            let reason = v.reason.as_ref()?;
+            v.detail.as_ref().filter(|d| d.observed_denial())?;
+            let attributed = AttributedReason {
+                authorizer: &step.authorizer,
+                reason,
+            };
+            Some(format!("warrant: {attributed}"))
+        }
+        StepOutcome::Failed {
+            error,
+            policy: FailurePolicy::NoOpinion,
+        } => Some(format!(
+            "warrant: {}: {error} (failurePolicy NoOpinion: not judged)",
+            step.authorizer
+        )),
+        StepOutcome::Failed { .. } | StepOutcome::Excluded => None,
+    }
+}
+
+/// Logs each step that failed, whatever its failure policy made of it: a validation ring that
+/// cannot judge (a cluster cache not ready, typically) is never quiet.
+fn log_failures(uid: &str, answer: &Answer) {
+    for step in &answer.trace {
+        if let StepOutcome::Failed { error, policy } = &step.outcome {
+            tracing::warn!(
+                uid,
+                authorizer = %step.authorizer,
+                failure_policy = policy.as_str(),
+                error = %error,
+                "admission request could not be judged; failure policy applied"
+            );
+        }
+    }
+}

@@ -188,3 +188,148 @@ fn log_failures(uid: &str, answer: &Answer) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authorizer::AuthorizerError;
+    use crate::config::AuthorizerType;
+    use crate::decision::{Reason, Verdict, VerdictDetail};
+    use crate::names::{AuthorizerName, Code};
+    use std::time::Duration;
+
+    #[derive(Debug)]
+    struct Detail {
+        code: &'static str,
+        observed: bool,
+    }
+
+    impl VerdictDetail for Detail {
+        fn audit_key(&self) -> &'static str {
+            "guard"
+        }
+        fn audit_value(&self) -> serde_json::Value {
+            serde_json::json!({"code": self.code})
+        }
+        fn admission_annotations(&self) -> Vec<(&'static str, String)> {
+            vec![("code", self.code.to_owned())]
+        }
+        fn observed_denial(&self) -> bool {
+            self.observed
+        }
+    }
+
+    fn step(name: &str, outcome: StepOutcome) -> Step {
+        Step {
+            authorizer: AuthorizerName::new(name).unwrap(),
+            authorizer_type: AuthorizerType::DeletionGuard,
+            outcome,
+            elapsed: Duration::ZERO,
+            conditions: None,
+        }
+    }
+
+    fn judged(name: &str, decision: Decision, code: &'static str, observed: bool) -> Step {
+        let reason = Reason {
+            rule: None,
+            message: format!("{code} says\nso"),
+            code: Code::new(code).ok(),
+        };
+        let verdict =
+            Verdict::new(decision, reason).with_detail(Arc::new(Detail { code, observed }));
+        step(name, StepOutcome::Verdict(verdict))
+    }
+
+    fn answer(decision: Decision, reason: &str, trace: Vec<Step>) -> Answer {
+        Answer {
+            decision,
+            decided_by: None,
+            rule: None,
+            code: None,
+            reason: reason.to_owned(),
+            errors: Vec::new(),
+            trace,
+        }
+    }
+
+    /// Admitted: every guard's annotations, the later one's keys under its name; each observed
+    /// denial and each NoOpinion failure is a warning, on one line.
+    #[test]
+    fn admitted_answers_collect_every_step() {
+        let failed = step(
+            "cache-guard",
+            StepOutcome::Failed {
+                error: AuthorizerError::DeadlinePassed,
+                policy: FailurePolicy::NoOpinion,
+            },
+        );
+        let trace = vec![
+            judged("guard", Decision::NoOpinion, "ALLOW", false),
+            judged(
+                "second",
+                Decision::NoOpinion,
+                "OBSERVED_MISSING_TICKET",
+                true,
+            ),
+            failed,
+            judged(&"x".repeat(60), Decision::NoOpinion, "ALLOW", false),
+        ];
+        let r = respond("u".into(), &answer(Decision::NoOpinion, "", trace));
+        assert!(r.allowed);
+        assert_eq!(r.denial, None);
+        assert_eq!(
+            r.audit_annotations.into_iter().collect::<Vec<_>>(),
+            [
+                ("code".to_owned(), "ALLOW".to_owned()),
+                (
+                    "second.code".to_owned(),
+                    "OBSERVED_MISSING_TICKET".to_owned()
+                ),
+            ]
+        );
+        assert_eq!(
+            r.warnings,
+            [
+                "warrant: second: OBSERVED_MISSING_TICKET says so [OBSERVED_MISSING_TICKET]"
+                    .to_owned(),
+                format!(
+                    "warrant: cache-guard: {} (failurePolicy NoOpinion: not judged)",
+                    AuthorizerError::DeadlinePassed
+                ),
+            ]
+        );
+    }
+
+    /// Refused: the deciding (last) step's annotations only; a refusal by failure policy has
+    /// none, and an empty reason still says who refused.
+    #[test]
+    fn refusals_carry_the_deciding_step() {
+        let trace = vec![
+            judged("first", Decision::NoOpinion, "ALLOW", false),
+            judged("guard", Decision::Deny, "MISSING_TICKET", false),
+        ];
+        let r = respond(
+            "u".into(),
+            &answer(Decision::Deny, "guard: no [MISSING_TICKET]", trace),
+        );
+        assert!(!r.allowed);
+        assert_eq!(r.denial.as_deref(), Some("guard: no [MISSING_TICKET]"));
+        assert_eq!(r.audit_annotations["code"], "MISSING_TICKET");
+        assert_eq!(r.audit_annotations.len(), 1);
+        assert!(r.warnings.is_empty());
+
+        let failed = step(
+            "guard",
+            StepOutcome::Failed {
+                error: AuthorizerError::DeadlinePassed,
+                policy: FailurePolicy::Deny,
+            },
+        );
+        let r = respond("u".into(), &answer(Decision::Deny, "", vec![failed]));
+        assert_eq!(
+            r.denial.as_deref(),
+            Some("refused by warrant's validation ring")
+        );
+        assert!(r.audit_annotations.is_empty() && r.warnings.is_empty());
+    }
+}

@@ -12,6 +12,9 @@
 //!   (kube-apiserver records each as `<webhook name>/<key>`);
 //! - `warnings`: each denial a step observed without enforcing (Observe mode) and each step
 //!   that failed and let the request through by `failurePolicy: NoOpinion`.
+//!
+//! The chain's time is `--review-timeout`, shortened to nine tenths of the `timeout` query
+//! parameter kube-apiserver adds (the webhook's `timeoutSeconds`), see [`budget`].
 
 use super::body::{MAX_ADMISSION_BODY_BYTES, check_content_type, read_body};
 use super::rejection::Rejection;
@@ -19,6 +22,7 @@ use super::routes::AppState;
 use crate::admission::{self, AdmissionOperation, AdmissionResponse, Mapped};
 use crate::authorizer::{Answer, Deadline, Input, Step, StepOutcome};
 use crate::config::FailurePolicy;
+use crate::config::duration::GoDuration;
 use crate::decision::{AttributedReason, Decision};
 use crate::telemetry::audit::{AdmissionAudit, AuditRecord};
 use bytes::Bytes;
@@ -26,7 +30,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response, header};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Serves one admission request.
 pub(super) async fn admit(
@@ -34,6 +38,7 @@ pub(super) async fn admit(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
+    let budget = budget(req.uri().query(), state.review_timeout);
     let body = read_body(req, MAX_ADMISSION_BODY_BYTES).await?;
     let request = admission::decode(&body)?;
     drop(body);
@@ -50,8 +55,7 @@ pub(super) async fn admit(
     let answer = match context {
         Some(ctx) => {
             input = input.with_object(Arc::new(ctx));
-            let deadline = Deadline::after(state.review_timeout);
-            active.chain.admit(&input, deadline).await
+            active.chain.admit(&input, Deadline::after(budget)).await
         }
         None => unjudged(operation),
     };
@@ -77,6 +81,26 @@ pub(super) async fn admit(
         header::HeaderValue::from_static("application/json"),
     );
     Ok(r)
+}
+
+/// The time the chain has for one request: `--review-timeout`, or less when kube-apiserver says
+/// it waits less. It sends the webhook's `timeoutSeconds` as the query parameter `timeout` (a Go
+/// duration, `3s`: client-go's `Request.Timeout` in `k8s.io/client-go/rest/request.go`, set by
+/// the validating dispatcher); the chain gets nine tenths of it, so that warrant answers (an
+/// entry past the deadline gets its own failurePolicy, recorded) before the API server gives up
+/// and applies the webhook's.
+pub(super) fn budget(query: Option<&str>, review_timeout: Duration) -> Duration {
+    let sent = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find_map(|pair| pair.strip_prefix("timeout="))
+        .and_then(|v| GoDuration::parse(v).ok())
+        .filter(|d| d.is_positive())
+        .and_then(GoDuration::to_std);
+    match sent {
+        Some(t) => review_timeout.min(t - t / 10),
+        None => review_timeout,
+    }
 }
 
 /// The answer to an operation the validation ring does not judge: admitted, no step.
@@ -196,7 +220,24 @@ mod tests {
     use crate::config::AuthorizerType;
     use crate::decision::{Reason, Verdict, VerdictDetail};
     use crate::names::{AuthorizerName, Code};
-    use std::time::Duration;
+
+    #[test]
+    fn the_budget_follows_the_api_servers_timeout() {
+        let ten = Duration::from_secs(10);
+        let rows = [
+            (None, ten),
+            (Some("timeout=3s"), Duration::from_millis(2700)),
+            (Some("a=b&timeout=1m&c=d"), ten),
+            (Some("timeout=500ms"), Duration::from_millis(450)),
+            (Some("timeout=banana"), ten),
+            (Some("timeout=-3s"), ten),
+            (Some("timeout=0s"), ten),
+            (Some("timeouts=1s"), ten),
+        ];
+        for (query, want) in rows {
+            assert_eq!(budget(query, ten), want, "{query:?}");
+        }
+    }
 
     #[derive(Debug)]
     struct Detail {

@@ -615,6 +615,46 @@ fn each_side_counts_once_at_its_highest_level_and_the_sides_add_up() {
     }
 }
 
+/// A Namespace's own label is the namespace side of its protection (the protection label on
+/// the namespace), so with a protected namespace rule naming it the higher wins: the same
+/// namespace is not counted twice.
+#[test]
+fn a_namespace_label_and_a_rule_naming_that_namespace_count_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    protectedNamespaces: [{names: [shop], level: high}]\n",
+    );
+    let w = RiskWeights::default();
+    let j = judge(
+        &g,
+        &namespace_delete(Some("critical"), None),
+        &Fixed::default(),
+        OUT_OF_HOURS,
+    );
+    let parts = [
+        (
+            format!("critical: label {LABEL}=critical on namespace shop"),
+            w.critical,
+        ),
+        ("namespace deletion".to_owned(), w.namespace_deletion),
+    ];
+    assert_eq!(j.assessment["riskReasons"], json!(reasons(&parts)));
+    assert_eq!(j.assessment["riskScore"], w.critical + w.namespace_deletion);
+    // Lowering that label is judged at the namespace's old level, once, too.
+    let lowered = Request {
+        new: Some(namespace_object(Some("standard"), None)),
+        operation: "UPDATE",
+        ..namespace_delete(Some("critical"), None)
+    };
+    let j = judge(&g, &lowered, &Fixed::default(), OUT_OF_HOURS);
+    assert_eq!(j.code, "MISSING_TICKET");
+    assert_eq!(
+        j.assessment["riskReasons"],
+        json!([format!("critical: label {LABEL} lowered +{}", w.critical)])
+    );
+}
+
 fn namespace_object(level: Option<&str>, ticket: Option<&str>) -> Value {
     let labels = level.map_or(json!({}), |l| json!({LABEL: l}));
     let annotations = ticket.map_or(json!({}), |t| json!({ANNOTATION: t}));

@@ -10,7 +10,8 @@
 //! 1. vocabulary: [`names`] (checked identifiers), [`decision`] (`Decision`, `Reason`, `Verdict`
 //!    with an opaque type-owned detail), [`review`] (the SubjectAccessReview wire, v1 and
 //!    v1beta1), [`object`] (the validation ring's object, admission context and cluster view),
-//!    [`clock`] (the injected clock) and [`file_watch`] (debounced file watching);
+//!    [`admission`] (the `AdmissionReview` wire, v1), [`clock`] (the injected clock) and
+//!    [`file_watch`] (debounced file watching);
 //! 2. [`cel`]: the only module that touches the CEL engine;
 //! 3. [`config`]: bytes to a validated model, every file schema and model included (the
 //!    deletion guard's too); it builds nothing and imports no runtime module;
@@ -25,6 +26,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod authorizer;
 pub mod cel;
 pub mod cli;

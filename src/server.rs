@@ -1,7 +1,9 @@
 //! The HTTPS server: hyper 1 on tokio with rustls, HTTP/1.1 and HTTP/2 (ALPN), handshake and
 //! header-read timeouts, and a graceful drain on shutdown. It speaks HTTP, TLS and caller
-//! authentication and knows no rules: reviews go to the live chain through [`routes`].
+//! authentication and knows no rules: reviews go to the live chain through [`routes`], admission
+//! requests through `admit`.
 
+mod admit;
 pub mod body;
 pub mod bootstrap;
 pub mod caller;

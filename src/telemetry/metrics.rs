@@ -3,8 +3,8 @@
 //! at 10 microseconds, since a chain decision is usually far below upstream's 5 ms first bucket.
 //! One [`Metrics`] owns its registry; nothing here is global.
 //!
-//! This module owns the registry and the chain-wide families (attempts, duration, HTTP, reloads,
-//! audit drops). The per-authorizer families live with the code that records them
+//! This module owns the registry and the chain-wide families (attempts, duration, admission
+//! requests and their duration, HTTP, reloads, audit drops). The per-authorizer families live with the code that records them
 //! ([`crate::authorizer::metrics`]); they are registered here and handed to every chain build.
 
 use crate::authorizer::Answer;
@@ -38,6 +38,12 @@ struct CodeLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StatusLabels {
     status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AdmissionLabels {
+    operation: &'static str,
+    allowed: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -75,6 +81,8 @@ pub struct Metrics {
     config_info: Family<HashLabels, Gauge>,
     config_hash: Mutex<Option<String>>,
     audit_dropped: Counter,
+    admission_requests: Family<AdmissionLabels, Counter>,
+    admission_duration: Family<AdmissionLabels, Histogram, fn() -> Histogram>,
     open_connections: Gauge,
     families: Families,
 }
@@ -140,6 +148,21 @@ impl Metrics {
             "Audit records dropped because the audit writer fell behind",
             audit_dropped.clone(),
         );
+        let admission_requests = Family::<AdmissionLabels, Counter>::default();
+        registry.register(
+            "warrant_admission_requests",
+            "Admission requests answered, by operation and whether they were admitted",
+            admission_requests.clone(),
+        );
+        let admission_duration =
+            Family::<AdmissionLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency_histogram,
+            );
+        registry.register(
+            "warrant_admission_duration_seconds",
+            "Time the validation ring took to answer an admission request, by operation and outcome",
+            admission_duration.clone(),
+        );
         let open_connections = Gauge::default();
         registry.register(
             "warrant_http_open_connections",
@@ -158,6 +181,8 @@ impl Metrics {
             config_info,
             config_hash: Mutex::new(None),
             audit_dropped,
+            admission_requests,
+            admission_duration,
             open_connections,
         }
     }
@@ -181,6 +206,19 @@ impl Metrics {
         let labels = ResultLabels { result };
         self.attempts.get_or_create(&labels).inc();
         self.duration
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one answered admission request: its operation (`DELETE`, ...), whether it was
+    /// admitted, and how long the validation ring took.
+    pub fn record_admission(&self, operation: &'static str, allowed: bool, elapsed: Duration) {
+        let labels = AdmissionLabels {
+            operation,
+            allowed: if allowed { "true" } else { "false" },
+        };
+        self.admission_requests.get_or_create(&labels).inc();
+        self.admission_duration
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
     }

@@ -1,6 +1,7 @@
 //! Black-box tests of warrant over real HTTPS: rcgen certificates, a real rustls client, the
 //! library's server started on 127.0.0.1:0, and the `warrant` binary itself.
 
+mod admit;
 mod bad_configs;
 mod binary;
 mod cel;

@@ -18,8 +18,9 @@
 //! 4. [`authorizer`]: the contract, the chain, the metric families each entry resolves its
 //!    series from at build, and one module per type (`Policy`, `webhook`, `deletion_guard`,
 //!    `AlwaysAllow`/`AlwaysDeny`);
-//! 5. [`telemetry`] (registry, audit records, logging: records and never decides) and
-//!    [`reload`] (the live chain and its atomic swap);
+//! 5. [`telemetry`] (registry, audit records, logging: records and never decides),
+//!    [`reload`] (the live chain and its atomic swap) and [`cluster`] (the `kube` client, the
+//!    metadata cache of watches behind `object::ClusterView`, and its file-backed twin);
 //! 6. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
 //!    subcommand). `main.rs` only parses and dispatches.
 #![forbid(unsafe_code)]
@@ -30,6 +31,7 @@ pub mod authorizer;
 pub mod cel;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod decision;
 pub mod file_watch;

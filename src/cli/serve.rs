@@ -8,8 +8,10 @@
 
 use super::{ConfigSource, ExitStatus};
 use crate::clock::SystemClock;
+use crate::cluster;
 use crate::config::duration::GoDuration;
 use crate::file_watch::WatchTiming;
+use crate::object::{ClusterView, NoCluster};
 use crate::reload::LiveChain;
 use crate::server::bootstrap::{self, StateFiles};
 use crate::server::caller::{CallerAuth, TokenAuth};
@@ -68,6 +70,10 @@ pub struct ServeArgs {
     /// watching them (Go duration).
     #[arg(long, default_value = "60s", value_name = "DURATION")]
     pub file_check_interval: String,
+    /// The cluster the validation ring watches (default: the pod's service account when
+    /// KUBERNETES_SERVICE_HOST is set). Opened only once the chain has a DeletionGuard.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
 }
 
 fn duration_flag(name: &str, value: &str) -> Result<Duration, String> {
@@ -109,7 +115,19 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         poll,
         ..WatchTiming::default()
     };
-    let metrics = Arc::new(Metrics::new());
+    // The cluster connection: resolved (and a --kubeconfig file checked) now, opened once the
+    // chain needs it.
+    let cluster_source = cluster::Source::from_env(args.kubeconfig.as_deref());
+    if let Some(source @ cluster::Source::Kubeconfig(_)) = &cluster_source {
+        source.config().await.map_err(|e| e.to_string())?;
+    }
+    let cache = cluster_source
+        .as_ref()
+        .map(|_| Arc::new(cluster::Cache::new(cluster::CacheOptions::default())));
+    let metrics = Arc::new(match &cache {
+        Some(cache) => Metrics::with_extra(|r| cluster::metrics::register(cache, r)),
+        None => Metrics::new(),
+    });
     let live = Arc::new(LiveChain::default());
 
     // Configuration.
@@ -177,6 +195,21 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?,
     );
 
+    let needed = {
+        let live = live.clone();
+        move || live.load().is_some_and(|a| a.chain.admits())
+    };
+    let (cluster_view, cluster_task): (Arc<dyn ClusterView>, _) = match (cluster_source, cache) {
+        (Some(source), Some(cache)) => {
+            let task = tokio::spawn(cluster::open_when_needed(cache.clone(), source, needed));
+            (cache, task)
+        }
+        _ => (
+            Arc::new(NoCluster),
+            tokio::spawn(cluster::warn_unconnected(needed)),
+        ),
+    };
+
     let (live_for_signals, metrics_for_signals) = (live.clone(), metrics.clone());
     let state = Arc::new(AppState {
         live,
@@ -185,8 +218,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         clock: Arc::new(SystemClock),
         caller_auth,
         review_timeout,
-        // The cluster connection (`--kubeconfig`, in-cluster) replaces this when it is wired.
-        cluster: Arc::new(crate::object::NoCluster),
+        cluster: cluster_view,
     });
     let mut options = ServerOptions::new(args.listen);
     options.insecure_listen = args.insecure_listen;
@@ -213,6 +245,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     server.run(shutdown_signal()).await;
     tls_task.abort();
     signals.abort();
+    cluster_task.abort();
     drop(audit);
     tracing::info!("stopped");
     Ok(())

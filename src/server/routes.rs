@@ -1,14 +1,16 @@
 //! The routes: `POST /authorize` (SubjectAccessReview), `POST /admit` (AdmissionReview, the
 //! validation ring: [`super::admit`]), `GET /healthz`, `GET /readyz` (ready once a valid
-//! configuration is loaded) and `GET /metrics`. Probes are open to everyone, because kubelet
-//! probes present no credentials; `/authorize`, `/admit` and `/metrics` require an
-//! authenticated caller when caller authentication is configured.
+//! configuration is loaded and the cluster cache, when one is in use, has synced) and
+//! `GET /metrics`. Probes are open to everyone, because kubelet probes present no credentials;
+//! `/authorize`, `/admit` and `/metrics` require an authenticated caller when caller
+//! authentication is configured.
 
 use super::body::{check_content_type, read_body};
 use super::caller::CallerAuth;
 use super::rejection::Rejection;
 use crate::authorizer::{Deadline, Input};
 use crate::clock::Clock;
+use crate::object::ViewError;
 use crate::reload::LiveChain;
 use crate::review;
 use crate::telemetry::audit::{AuditRecord, AuditSink};
@@ -96,14 +98,7 @@ async fn route(
     }
     match path.as_str() {
         "/healthz" | "/livez" => Ok(text(StatusCode::OK, "ok")),
-        "/readyz" => Ok(if state.live.is_ready() {
-            text(StatusCode::OK, "ok")
-        } else {
-            text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "not ready: no valid authorization configuration is loaded",
-            )
-        }),
+        "/readyz" => Ok(readyz(state)),
         _ => {
             authenticate(state, conn, &req)?;
             if path == "/metrics" {
@@ -118,6 +113,25 @@ async fn route(
             } else {
                 authorize(state, req).await
             }
+        }
+    }
+}
+
+/// Ready once a valid configuration is loaded and, when a cluster view is configured and the
+/// chain needs it, once its cache has synced (the validation ring's answers depend on it).
+fn readyz(state: &AppState) -> Response<Full<Bytes>> {
+    if !state.live.is_ready() {
+        return text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: no valid authorization configuration is loaded",
+        );
+    }
+    match state.cluster.ready() {
+        Ok(()) | Err(ViewError::NoCluster) => text(StatusCode::OK, "ok"),
+        Err(e) => {
+            let mut r = text(StatusCode::SERVICE_UNAVAILABLE, "");
+            *r.body_mut() = Full::new(Bytes::from(format!("not ready: {e}")));
+            r
         }
     }
 }

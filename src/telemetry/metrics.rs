@@ -95,7 +95,14 @@ impl Default for Metrics {
 impl Metrics {
     /// A fresh set of metrics in its own registry.
     pub fn new() -> Self {
+        Self::with_extra(|_| {})
+    }
+
+    /// A fresh set of metrics, plus the families `extra` registers (a running module this one
+    /// may not import registers its own: the cluster cache's).
+    pub fn with_extra(extra: impl FnOnce(&mut Registry)) -> Self {
         let mut registry = Registry::default();
+        extra(&mut registry);
         let attempts = Family::<ResultLabels, Counter>::default();
         registry.register(
             "warrant_authorization_attempts",

@@ -1,0 +1,452 @@
+package apiserver
+
+// The validation ring's half of the harness.
+//
+// kube-apiserver "scenarios" gets, besides the authorization webhook:
+//   - its own audit log (testdata/scenarios-audit-policy.yaml, Metadata level), where an admission
+//     webhook's auditAnnotations appear as `<webhook name>/<key>`;
+//   - --admission-control-config-file (testdata/scenarios-admission-config.yaml): the
+//     ValidatingAdmissionWebhook plugin presents the harness's client certificate to
+//     127.0.0.1:<port of warrant-admission>, since warrant authenticates /admit's callers;
+//   - --delete-collection-workers=1 (the default, written out: the collection-delete scenario
+//     relies on the items being deleted one after the other, in name order).
+//
+// Once the API servers are up, a second warrant ("warrant-admission") serves the same chain file
+// with --kubeconfig to the scenario API server (its metadata cache; /readyz answers 200 only once
+// the cache has synced for a chain that needs it), and the ValidatingWebhookConfiguration of the
+// shipped deploy/validating-webhook.yaml is installed with only its clientConfig replaced (the
+// in-cluster Service reference becomes https://127.0.0.1:<port><the Service's path>, the CA
+// bundle placeholder the harness's CA): rules, selectors, matchConditions, failure policies and
+// timeouts are the shipped ones.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admregv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+// ring is the validation ring's part of the environment.
+type ring struct {
+	admission *proc    // warrant-admission
+	args      []string // its command line
+	url       string   // https://127.0.0.1:<port>
+	audit     string   // warrant-admission's --audit-log
+	apiAudit  string   // kube-apiserver "scenarios" --audit-log-path
+	// The ValidatingWebhookConfiguration as installed (derived from the shipped file).
+	config *admregv1.ValidatingWebhookConfiguration
+}
+
+// running says whether warrant-admission is up (a scenario stops it on purpose).
+func (r *ring) running() bool { return r.admission != nil && !r.admission.exited() }
+
+// prepareRing writes what kube-apiserver "scenarios" needs for the validation ring and returns
+// its extra flags.
+func (e *env) prepareRing(caFile, cCrt, cKey, wCrt, wKey string) ([]string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	e.ring.url = fmt.Sprintf("https://127.0.0.1:%d", port)
+	e.ring.audit = filepath.Join(e.dir, "warrant-admission-audit.jsonl")
+	e.ring.apiAudit = filepath.Join(e.dir, "kube-apiserver-scenarios-audit.jsonl")
+	e.ring.args = []string{"serve", "--config", e.warrantCfg,
+		"--kubeconfig", filepath.Join(e.dir, "scenarios-kubeconfig.yaml"), // written with the API server
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--tls-cert-file", wCrt, "--tls-private-key-file", wKey, "--client-ca-file", caFile,
+		"--state-dir", filepath.Join(e.dir, "warrant-admission-state"), "--audit-log", e.ring.audit,
+		"--file-check-interval", "1s", "--shutdown-grace-period", "2s"}
+
+	// The credentials kube-apiserver presents to the webhook: a user named after its host:port.
+	webhookKC := filepath.Join(e.dir, "admission-webhook-kubeconfig.yaml")
+	if err := os.WriteFile(webhookKC, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+users:
+  - name: "127.0.0.1:%d"
+    user: {client-certificate: %q, client-key: %q}
+`, port, cCrt, cKey)), 0o600); err != nil {
+		return nil, err
+	}
+	tmpl, err := os.ReadFile(filepath.Join(repoRoot, "tests", "apiserver", "testdata", "scenarios-admission-config.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	admissionCfg := filepath.Join(e.dir, "scenarios-admission-config.yaml")
+	if err := os.WriteFile(admissionCfg, []byte(strings.ReplaceAll(string(tmpl), "WEBHOOK_KUBECONFIG", webhookKC)), 0o600); err != nil {
+		return nil, err
+	}
+	return []string{
+		"--audit-policy-file=" + filepath.Join(repoRoot, "tests", "apiserver", "testdata", "scenarios-audit-policy.yaml"),
+		"--audit-log-path=" + e.ring.apiAudit, "--audit-log-mode=blocking",
+		"--admission-control-config-file=" + admissionCfg,
+		"--delete-collection-workers=1",
+	}, nil
+}
+
+// startRing starts warrant-admission and installs the shipped webhook configuration.
+func (e *env) startRing() error {
+	if err := e.startAdmission(); err != nil {
+		return err
+	}
+	return e.installWebhook()
+}
+
+// startAdmission starts warrant-admission and waits for its /readyz.
+func (e *env) startAdmission() error {
+	p, err := startProc(e.dir, "warrant-admission", e.warrantBin, e.ring.args...)
+	if err != nil {
+		return err
+	}
+	e.ring.admission = p
+	if err := waitHTTP(e.warrantHTTP, e.ring.url+"/readyz", "", 60*time.Second, p); err != nil {
+		return fmt.Errorf("warrant-admission: %w", err)
+	}
+	return nil
+}
+
+// shippedWebhookConfiguration reads deploy/validating-webhook.yaml and points every webhook at
+// base (warrant-admission on loopback) with the harness's CA: the Service reference becomes a
+// URL with the Service's path; nothing else changes. Unknown fields in the shipped file are an
+// error (the API server would drop them silently).
+func shippedWebhookConfiguration(base string, caPEM []byte) (*admregv1.ValidatingWebhookConfiguration, error) {
+	path := filepath.Join(repoRoot, "deploy", "validating-webhook.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return nil, err
+	}
+	hooks, _ := doc["webhooks"].([]any)
+	if len(hooks) == 0 {
+		return nil, fmt.Errorf("%s: no webhooks", path)
+	}
+	for i, h := range hooks {
+		hook, _ := h.(map[string]any)
+		cc, _ := hook["clientConfig"].(map[string]any)
+		svc, _ := cc["service"].(map[string]any)
+		if svc == nil {
+			return nil, fmt.Errorf("%s: webhooks[%d].clientConfig has no service reference to replace", path, i)
+		}
+		p, _ := svc["path"].(string)
+		if p != "/admit" {
+			return nil, fmt.Errorf("%s: webhooks[%d] calls path %q; warrant serves the validation ring at /admit", path, i, p)
+		}
+		hook["clientConfig"] = map[string]any{"url": base + p, "caBundle": base64.StdEncoding.EncodeToString(caPEM)}
+	}
+	js, err = json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var cfg admregv1.ValidatingWebhookConfiguration
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if cfg.Kind != "ValidatingWebhookConfiguration" || cfg.APIVersion != "admissionregistration.k8s.io/v1" {
+		return nil, fmt.Errorf("%s: %s %s is not an admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration", path, cfg.APIVersion, cfg.Kind)
+	}
+	return &cfg, nil
+}
+
+// installWebhook creates the derived configuration on kube-apiserver "scenarios" and waits until
+// the API server calls warrant-admission (its webhook informer is asynchronous).
+func (e *env) installWebhook() error {
+	cfg, err := shippedWebhookConfiguration(e.ring.url, e.pki.caPEM)
+	if err != nil {
+		return err
+	}
+	c, err := kubernetes.NewForConfig(restConfig(e.scenarios, "tok-admin"))
+	if err != nil {
+		return err
+	}
+	bg, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(bg, cfg, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the shipped ValidatingWebhookConfiguration: %w", err)
+	}
+	e.ring.config = cfg
+	if err := e.probeRing(bg, c); err != nil {
+		return err
+	}
+	return e.refusesAnonymous()
+}
+
+// refusesAnonymous checks that warrant-admission turns away a caller without credentials, so
+// the calls it answers were authenticated with the certificate kube-apiserver presents.
+func (e *env) refusesAnonymous() error {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.pki.caPEM)
+	anon := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := anon.Post(e.ring.url+"/admit", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		return fmt.Errorf("anonymous POST /admit: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		return fmt.Errorf("anonymous POST /admit: %d, want 401", resp.StatusCode)
+	}
+	return nil
+}
+
+// probeRing deletes throwaway Deployments in an unlabelled namespace until warrant-admission
+// records one: then the API server's webhook configuration is in force.
+func (e *env) probeRing(bg context.Context, c *kubernetes.Clientset) error {
+	const ns = "ring-probe"
+	if _, err := c.CoreV1().Namespaces().Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	started := time.Now()
+	for i := 0; time.Since(started) < 20*time.Second; i++ {
+		name := fmt.Sprintf("probe-%d", i)
+		if _, err := c.AppsV1().Deployments(ns).Create(bg, bareDeployment(name, nil), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		m := markLog(e.ring.audit)
+		if err := c.AppsV1().Deployments(ns).Delete(bg, name, metav1.DeleteOptions{}); err != nil {
+			return fmt.Errorf("probe delete: %w", err)
+		}
+		for until := time.Now().Add(time.Second); time.Now().Before(until); time.Sleep(25 * time.Millisecond) {
+			for _, r := range readRecords[admissionRecord](m) {
+				if r.is("DELETE", ns, name) {
+					fmt.Printf("validation ring in force %s after the webhook configuration was created\n", time.Since(started).Round(time.Millisecond))
+					return nil
+				}
+			}
+		}
+	}
+	return fmt.Errorf("warrant-admission saw none of the probe deletes within 20s")
+}
+
+// bareDeployment is a Deployment with no pods of its own (there is no controller manager).
+func bareDeployment(name string, labels map[string]string) *appsv1.Deployment {
+	sel := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: sel},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.invalid/app:1"}}},
+			},
+		},
+	}
+}
+
+// ---- logs: warrant-admission's audit records and kube-apiserver's audit events ----------------
+
+// logMark is a position in a JSON-lines log.
+type logMark struct {
+	path string
+	off  int64
+}
+
+func markLog(path string) logMark {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return logMark{path: path}
+	}
+	return logMark{path: path, off: fi.Size()}
+}
+
+// readRecords decodes every complete line written after the mark (a line being written is
+// left for the next read).
+func readRecords[T any](m logMark) []T {
+	f, err := os.Open(m.path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(m.off, io.SeekStart); err != nil {
+		return nil
+	}
+	var out []T
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return out
+		}
+		var v T
+		if json.Unmarshal(line, &v) == nil {
+			out = append(out, v)
+		}
+	}
+}
+
+// waitFor waits (up to 5s) for a record after the mark that satisfies pred.
+func waitFor[T any](t *testing.T, m logMark, what string, pred func(T) bool) T {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		for _, r := range readRecords[T](m) {
+			if pred(r) {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has no record of %s; %d records since the mark", filepath.Base(m.path), what, len(readRecords[T](m)))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// admissionRecord is the part of warrant's admission audit record the tests read.
+type admissionRecord struct {
+	Time      time.Time `json:"time"`
+	Stage     string    `json:"stage"`
+	Admission *struct {
+		UID       string `json:"uid"`
+		Operation string `json:"operation"`
+		DryRun    bool   `json:"dryRun"`
+	} `json:"admission"`
+	User               string   `json:"user"`
+	Groups             []string `json:"groups"`
+	ResourceAttributes *struct {
+		Namespace string `json:"namespace"`
+		Verb      string `json:"verb"`
+		Group     string `json:"group"`
+		Resource  string `json:"resource"`
+		Name      string `json:"name"`
+	} `json:"resourceAttributes"`
+	Authorizers []struct {
+		Authorizer string          `json:"authorizer"`
+		Decision   string          `json:"decision"`
+		Message    string          `json:"message"`
+		Code       string          `json:"code"`
+		Guard      json.RawMessage `json:"guard"`
+	} `json:"authorizers"`
+	Decision string `json:"decision"`
+	Code     string `json:"code"`
+	Allowed  bool   `json:"allowed"`
+	Denied   bool   `json:"denied"`
+	Reason   string `json:"reason"`
+}
+
+// guardReport is the guard's assessment as warrant audits it (and as the `report` audit
+// annotation carries it).
+type guardReport struct {
+	Mode        string   `json:"mode"`
+	Code        string   `json:"code"`
+	RiskScore   int      `json:"riskScore"`
+	RiskLevel   string   `json:"riskLevel"`
+	Protection  string   `json:"protection"`
+	RiskReasons []string `json:"riskReasons"`
+	Ticket      string   `json:"ticket"`
+	Impact      *struct {
+		RunningPods  int      `json:"runningPods"`
+		Services     []string `json:"services"`
+		Ingresses    []string `json:"ingresses"`
+		BoundVolumes []string `json:"boundVolumes"`
+		EstimatedQPS int      `json:"estimatedQps"`
+	} `json:"impact"`
+}
+
+// is says whether the record is the validation ring's answer to OPERATION of namespace/name
+// (not a dry run).
+func (r admissionRecord) is(operation, ns, name string) bool {
+	return r.isAny(operation, ns, name) && !r.Admission.DryRun
+}
+
+// isAny is is, dry runs included.
+func (r admissionRecord) isAny(operation, ns, name string) bool {
+	return r.Stage == "admission" && r.Admission != nil && r.Admission.Operation == operation &&
+		r.ResourceAttributes != nil && r.ResourceAttributes.Namespace == ns && r.ResourceAttributes.Name == name
+}
+
+// guard is the first guard assessment of the record (nil when no guard judged it).
+func (r admissionRecord) guard(t *testing.T) *guardReport {
+	t.Helper()
+	for _, a := range r.Authorizers {
+		if len(a.Guard) > 0 {
+			var g guardReport
+			if err := json.Unmarshal(a.Guard, &g); err != nil {
+				t.Fatalf("guard assessment: %v: %s", err, a.Guard)
+			}
+			return &g
+		}
+	}
+	return nil
+}
+
+// apiEvent is the part of a kube-apiserver audit event (audit.k8s.io/v1) the tests read.
+type apiEvent struct {
+	AuditID string `json:"auditID"`
+	Stage   string `json:"stage"`
+	Verb    string `json:"verb"`
+	User    struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ImpersonatedUser *struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser"`
+	ObjectRef *struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		APIGroup  string `json:"apiGroup"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"responseStatus"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// is says whether the event is the response to VERB on resource in namespace (name "" for a
+// collection).
+func (e apiEvent) is(verb, resource, ns, name string) bool {
+	return e.Stage == "ResponseComplete" && e.Verb == verb && e.ObjectRef != nil &&
+		e.ObjectRef.Resource == resource && e.ObjectRef.Namespace == ns && e.ObjectRef.Name == name
+}
+
+// warrantAnnotations are the event's annotations set by the shipped webhooks, by webhook name.
+func (e apiEvent) warrantAnnotations() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for k, v := range e.Annotations {
+		hook, key, ok := strings.Cut(k, "/")
+		if !ok || E.ring.webhook(hook) == nil {
+			continue
+		}
+		if out[hook] == nil {
+			out[hook] = map[string]string{}
+		}
+		out[hook][key] = v
+	}
+	return out
+}
+
+// webhook is the installed webhook of that name.
+func (r *ring) webhook(name string) *admregv1.ValidatingWebhook {
+	for i := range r.config.Webhooks {
+		if r.config.Webhooks[i].Name == name {
+			return &r.config.Webhooks[i]
+		}
+	}
+	return nil
+}

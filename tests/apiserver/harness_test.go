@@ -595,10 +595,8 @@ func setWarrantConfig(t *testing.T, content string) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// warrant-admission answers by its cache: ready (200) only once the cache has synced for a
-	// chain that needs it.
 	if E.ring.running() {
-		if err := waitHTTP(E.warrantHTTP, E.ring.url+"/readyz", "", time.Until(deadline)+5*time.Second, E.ring.admission); err != nil {
+		if err := E.ring.waitReady(E.warrantHTTP, content, time.Until(deadline)+5*time.Second); err != nil {
 			t.Fatalf("warrant-admission after the config change: %v", err)
 		}
 	}
@@ -631,6 +629,16 @@ func metricsOf(base string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// hasLine says whether s has a line equal to line.
+func hasLine(s, line string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if l == line {
+			return true
+		}
+	}
+	return false
 }
 
 func grepLines(s, sub string) string {

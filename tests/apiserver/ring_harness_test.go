@@ -117,10 +117,34 @@ func (e *env) startAdmission() error {
 		return err
 	}
 	e.ring.admission = p
-	if err := waitHTTP(e.warrantHTTP, e.ring.url+"/readyz", "", 60*time.Second, p); err != nil {
+	content, err := os.ReadFile(e.warrantCfg)
+	if err != nil {
+		return err
+	}
+	if err := e.ring.waitReady(e.warrantHTTP, string(content), 60*time.Second); err != nil {
 		return fmt.Errorf("warrant-admission: %w", err)
 	}
 	return nil
+}
+
+// waitReady waits until warrant-admission, serving chain file content, can judge: /readyz
+// answers 200 only once the cluster cache has synced for a chain that needs it. But the cache
+// opens up to a second after a chain with a DeletionGuard is loaded (warrant polls the chain),
+// and until then /readyz says 200 (an idle cache counts as no cluster) while /admit answers
+// "no cluster connection is configured" (reported as a warrant bug). So for such a chain, first
+// wait for the cache's readiness gauge, which exists only once the cache is open.
+func (r *ring) waitReady(c *http.Client, content string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for strings.Contains(content, "type: DeletionGuard") && !hasLine(metricsOf(r.url), "warrant_cluster_cache_ready 1") {
+		if r.admission.exited() {
+			return fmt.Errorf("exited: %s", r.admission.tail(20))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster cache not open after %s; metrics:\n%s", d, grepLines(metricsOf(r.url), "warrant_cluster"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return waitHTTP(c, r.url+"/readyz", "", time.Until(deadline), r.admission)
 }
 
 // shippedWebhookConfiguration reads deploy/validating-webhook.yaml and points every webhook at

@@ -4,6 +4,7 @@
 pub mod check;
 mod config_source;
 mod exit_status;
+pub mod object_input;
 pub mod serve;
 pub mod test;
 pub mod validate;

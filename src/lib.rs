@@ -9,7 +9,7 @@
 //!
 //! 1. vocabulary: [`names`] (checked identifiers), [`decision`] (`Decision`, `Reason`, `Verdict`
 //!    with an opaque type-owned detail), [`review`] (the SubjectAccessReview wire, v1 and
-//!    v1beta1), [`object`] (the object an admission request is about and the cluster view),
+//!    v1beta1), [`object`] (the validation ring's object, admission context and cluster view),
 //!    [`admission`] (the `AdmissionReview` wire, v1), [`clock`] (the injected clock) and
 //!    [`file_watch`] (debounced file watching);
 //! 2. [`cel`]: the only module that touches the CEL engine;

@@ -10,4 +10,6 @@ mod view;
 
 pub use context::{ObjectContext, Operation};
 pub use subject::Subject;
-pub use view::{ClusterView, Dependents, NoCluster, ObjectRef, ViewError, ViewFuture};
+pub use view::{
+    ClusterView, Dependents, EmptyCluster, NoCluster, ObjectRef, ViewError, ViewFuture,
+};

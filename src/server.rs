@@ -4,9 +4,10 @@
 //! requests through `admit`.
 
 mod admit;
-mod body;
+pub mod body;
 pub mod bootstrap;
 pub mod caller;
+mod connection;
 mod preface;
 mod rejection;
 pub mod routes;
@@ -15,11 +16,9 @@ pub mod tls;
 pub use rejection::Rejection;
 pub use routes::{AppState, ConnectionInfo};
 
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use connection::{ConnectionSettings, Drain};
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -27,6 +26,7 @@ use std::time::Duration;
 use thiserror::Error;
 use tls::ReloadingTls;
 use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 type TlsStream = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
 
@@ -45,10 +45,17 @@ pub struct ServerOptions {
     pub shutdown_grace: Duration,
     /// Most concurrent HTTP/2 streams per connection.
     pub max_concurrent_streams: u32,
+    /// Most open connections (TLS handshakes included); past it, new connections wait in the
+    /// kernel's backlog until one closes.
+    pub max_connections: usize,
+    /// How long a connection may sit with no request in flight before it is closed gracefully.
+    pub idle_timeout: Duration,
 }
 
 impl ServerOptions {
-    /// Defaults for a listen address: 10 s handshake and header timeouts, 30 s drain, 250 streams.
+    /// Defaults for a listen address: 10 s handshake and header timeouts, 30 s drain, 250
+    /// streams, 1,024 connections, 120 s idle timeout (above the 90 s after which Go's HTTP
+    /// client, kube-apiserver's, drops its own idle connections).
     pub fn new(listen: SocketAddr) -> Self {
         Self {
             listen,
@@ -57,6 +64,8 @@ impl ServerOptions {
             header_read_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(30),
             max_concurrent_streams: 250,
+            max_connections: 1024,
+            idle_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -141,8 +150,6 @@ impl Server {
     /// Serves until `shutdown` completes, then stops accepting and drains in-flight requests
     /// for at most the grace period.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
-        let builder = Arc::new(http_builder(&self.options));
-        let graceful = GracefulShutdown::new();
         let Server {
             listener,
             insecure,
@@ -150,47 +157,73 @@ impl Server {
             state,
             options,
         } = self;
-
+        let settings = ConnectionSettings {
+            builder: Arc::new(http_builder(&options)),
+            header_read_timeout: options.header_read_timeout,
+            idle_timeout: options.idle_timeout,
+        };
+        let slots = Arc::new(Semaphore::new(options.max_connections));
+        let drain = Drain::new();
         // Handshakes run in their own tasks and hand finished TLS streams back here, so only
         // connections that completed a handshake are drained on shutdown; a handshake still
         // in progress is simply abandoned.
-        let (handshaken, mut ready) = tokio::sync::mpsc::channel::<(TlsStream, ConnectionInfo)>(64);
+        type Handshaken = (TlsStream, ConnectionInfo, OwnedSemaphorePermit);
+        let (handshaken, mut ready) = tokio::sync::mpsc::channel::<Handshaken>(64);
+        let mut backoff = AcceptBackoff::default();
         tokio::pin!(shutdown);
         loop {
+            // A connection slot first: at the cap, nothing is accepted until one frees.
+            let slot = tokio::select! {
+                s = slots.clone().acquire_owned() => match s {
+                    Ok(s) => s,
+                    Err(_) => break,
+                },
+                Some((stream, info, slot)) = ready.recv() => {
+                    connection::spawn(&settings, drain.handle(), slot, state.clone(), info, stream);
+                    continue;
+                }
+                _ = &mut shutdown => break,
+            };
+            if slots.available_permits() == 0 {
+                backoff.at_cap(options.max_connections);
+            }
             let accepted = tokio::select! {
                 a = listener.accept() => a.map(|(tcp, _)| (tcp, false)),
                 a = accept_optional(insecure.as_ref()) => a.map(|(tcp, _)| (tcp, true)),
-                Some((stream, info)) = ready.recv() => {
-                    serve_connection(&builder, options.header_read_timeout, graceful.watcher(), state.clone(), info, stream);
+                Some((stream, info, held)) = ready.recv() => {
+                    connection::spawn(&settings, drain.handle(), held, state.clone(), info, stream);
                     continue;
                 }
                 _ = &mut shutdown => break,
             };
             match accepted {
                 Ok((tcp, true)) => {
+                    backoff.reset();
                     let info = ConnectionInfo {
                         verified_cert: false,
                         insecure: true,
                     };
-                    let watcher = graceful.watcher();
-                    let timeout = options.header_read_timeout;
-                    serve_connection(&builder, timeout, watcher, state.clone(), info, tcp);
+                    connection::spawn(&settings, drain.handle(), slot, state.clone(), info, tcp);
                 }
                 Ok((tcp, false)) => {
+                    backoff.reset();
                     let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
-                    spawn_handshake(acceptor, tcp, options.handshake_timeout, handshaken.clone());
+                    spawn_handshake(
+                        acceptor,
+                        tcp,
+                        options.handshake_timeout,
+                        slot,
+                        handshaken.clone(),
+                    );
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
+                Err(e) => backoff.failed(&e).await,
             }
         }
         drop(ready);
         drop(listener);
         drop(insecure);
         tracing::info!("shutting down: draining in-flight requests");
-        if tokio::time::timeout(options.shutdown_grace, graceful.shutdown())
+        if tokio::time::timeout(options.shutdown_grace, drain.wait())
             .await
             .is_err()
         {
@@ -199,7 +232,48 @@ impl Server {
     }
 }
 
-/// The HTTP/1.1 and HTTP/2 connection builder with the server's timeouts and limits.
+/// The accept loop's back-off: a failing `accept` (out of file descriptors, typically) waits
+/// 50 ms, doubling up to 1 s, and is logged once per streak instead of every time; reaching the
+/// connection cap is logged once until the loop accepts below it again.
+#[derive(Debug, Default)]
+struct AcceptBackoff {
+    failures: u32,
+    capped: bool,
+}
+
+impl AcceptBackoff {
+    async fn failed(&mut self, e: &std::io::Error) {
+        if self.failures == 0 {
+            tracing::warn!(error = %e, "accept failed; backing off until it succeeds");
+        }
+        let delay = Duration::from_millis(50) * 2u32.saturating_pow(self.failures.min(5));
+        self.failures += 1;
+        tokio::time::sleep(delay.min(Duration::from_secs(1))).await;
+    }
+
+    fn at_cap(&mut self, cap: usize) {
+        if !self.capped {
+            tracing::warn!(
+                max_connections = cap,
+                "connection limit reached; new connections wait"
+            );
+            self.capped = true;
+        }
+    }
+
+    fn reset(&mut self) {
+        if self.failures > 0 {
+            tracing::info!(failures = self.failures, "accept recovered");
+        }
+        self.failures = 0;
+        self.capped = false;
+    }
+}
+
+/// The HTTP/1.1 and HTTP/2 connection builder with the server's timeouts and limits. HTTP/2
+/// flow control is sized for review traffic (small bodies): a stream may have 64 KiB in flight
+/// and a connection 1 MiB, so one connection's unread bodies stay bounded whatever its stream
+/// count.
 fn http_builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -211,6 +285,8 @@ fn http_builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
         .http2()
         .timer(TokioTimer::new())
         .max_concurrent_streams(options.max_concurrent_streams)
+        .initial_stream_window_size(64 * 1024)
+        .initial_connection_window_size(1024 * 1024)
         .keep_alive_interval(Some(Duration::from_secs(30)));
     builder
 }
@@ -221,7 +297,8 @@ fn spawn_handshake(
     acceptor: tokio_rustls::TlsAcceptor,
     tcp: tokio::net::TcpStream,
     timeout: Duration,
-    handshaken: tokio::sync::mpsc::Sender<(TlsStream, ConnectionInfo)>,
+    slot: OwnedSemaphorePermit,
+    handshaken: tokio::sync::mpsc::Sender<(TlsStream, ConnectionInfo, OwnedSemaphorePermit)>,
 ) {
     tokio::spawn(async move {
         let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
@@ -244,7 +321,7 @@ fn spawn_handshake(
             insecure: false,
         };
         // The server may have stopped meanwhile; then the stream is dropped.
-        let _ = handshaken.send((stream, info)).await;
+        let _ = handshaken.send((stream, info, slot)).await;
     });
 }
 
@@ -255,38 +332,4 @@ async fn accept_optional(
         Some(l) => l.accept().await,
         None => std::future::pending().await,
     }
-}
-
-fn serve_connection<I>(
-    builder: &Arc<auto::Builder<TokioExecutor>>,
-    header_read_timeout: Duration,
-    watcher: Watcher,
-    state: Arc<AppState>,
-    info: ConnectionInfo,
-    io: I,
-) where
-    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let service = service_fn(move |req| {
-        let state = state.clone();
-        async move { Ok::<_, Infallible>(routes::serve(state, info, req).await) }
-    });
-    let builder = Arc::clone(builder);
-    tokio::spawn(async move {
-        // Until its first bytes arrive, a connection is not watched: a silent one neither
-        // delays the drain nor outlives the header-read timeout.
-        let io = match preface::read_ahead(io, header_read_timeout).await {
-            Ok(io) => io,
-            Err(e) => {
-                tracing::debug!(error = %e, "connection dropped before a request");
-                return;
-            }
-        };
-        let conn = builder
-            .serve_connection(TokioIo::new(io), service)
-            .into_owned();
-        if let Err(e) = watcher.watch(conn).await {
-            tracing::debug!(error = %e, "connection ended with an error");
-        }
-    });
 }

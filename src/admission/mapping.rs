@@ -5,11 +5,13 @@
 //! Name and namespace: a collection delete reaches admission once per object, with the
 //! request's (empty) name (`k8s.io/apiserver/pkg/endpoints/handlers/delete.go` builds the
 //! collection's attributes with no name, and `pkg/registry/rest/delete.go` reuses them for each
-//! object), so an empty `request.name` is taken from the object itself; otherwise a per-object
-//! judgement would see no name and miss name-based protection. A Namespace's `request.namespace`
-//! is its own name (`pkg/endpoints/request/requestinfo.go` reads `/namespaces/{name}` as the
-//! namespace), and is set to the name when empty (a collection delete of namespaces), so that
-//! the review reads as the SubjectAccessReview of a single delete would.
+//! object; kube-apiserver v1.35.4 was seen to send no `name` for each object of
+//! `DELETE /apis/apps/v1/namespaces/x/deployments`), so an empty `request.name` is taken from
+//! the object itself; otherwise a per-object judgement would see no name and miss name-based
+//! protection. A Namespace's `request.namespace` is its own name
+//! (`pkg/endpoints/request/requestinfo.go` reads `/namespaces/{name}` as the namespace), and is
+//! set to the name when empty (a collection delete of namespaces), so that the review reads as
+//! the SubjectAccessReview of a single delete would.
 
 use super::request::{AdmissionOperation, AdmissionRequest};
 use crate::object::{ClusterView, ObjectContext, Operation, Subject};

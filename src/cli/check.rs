@@ -2,7 +2,7 @@
 //! evaluated against a configuration without a server. Prints the answer and the trace; the
 //! exit status is 0 for Allow, 3 for Deny, 4 for NoOpinion and 2 for a usage or config error.
 
-use super::{ConfigSource, ExitStatus};
+use super::{ConfigSource, ExitStatus, object_input};
 use crate::authorizer::{Answer, Chain, Deadline, Input};
 use crate::decision::Decision;
 use crate::review::{self, ApiVersion, Review, ReviewError};
@@ -14,12 +14,16 @@ use k8s_openapi::api::authorization::v1::{
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
 
 /// Why the flags of `warrant check` (or the fields of a `warrant test` case) describe no review.
 #[derive(Debug, Error)]
 pub enum InputError {
+    /// The object or cluster state of an admission check.
+    #[error("{0}")]
+    Object(#[from] super::object_input::ObjectInputError),
     /// Both a review file and flags.
     #[error("give either -f REVIEW.json or VERB RESOURCE, not both")]
     FileAndFlags,
@@ -134,6 +138,20 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
+    /// Judge an admission request instead (the validation ring): the object deleted, or for an
+    /// update the new object (YAML or JSON).
+    #[arg(long, value_name = "FILE")]
+    pub object: Option<PathBuf>,
+    /// For an update judged with `--object`: the stored object.
+    #[arg(long, value_name = "FILE", requires = "object")]
+    pub old_object: Option<PathBuf>,
+    /// Saved cluster state for `--object`: a directory of YAML/JSON objects (pods, ReplicaSets,
+    /// Services, Ingresses, PersistentVolumeClaims, Namespaces). Without it the cluster is empty.
+    #[arg(long, value_name = "DIR", requires = "object")]
+    pub cluster_state: Option<PathBuf>,
+    /// With `--object`: the request is a dry run.
+    #[arg(long, requires = "object")]
+    pub dry_run: bool,
 }
 
 impl CheckArgs {
@@ -166,6 +184,25 @@ impl CheckArgs {
             extra: parse_extra(&self.extra)?,
         }
         .review()
+    }
+
+    /// The input these arguments describe: the review, and with `--object` its admission
+    /// context.
+    pub fn input(&self) -> Result<Input, InputError> {
+        let input = Input::new(self.review()?, self.now()?);
+        let Some(path) = &self.object else {
+            return Ok(input);
+        };
+        let object = object_input::read_object(path)?;
+        let old = self
+            .old_object
+            .as_deref()
+            .map(object_input::read_object)
+            .transpose()?;
+        let view = object_input::cluster_view(self.cluster_state.as_deref())?;
+        let verb = self.verb.as_deref().unwrap_or("");
+        let ctx = object_input::context(verb, object, old, self.dry_run, view)?;
+        Ok(input.with_object(Arc::new(ctx)))
     }
 
     /// The evaluation time.
@@ -261,9 +298,14 @@ impl Flags<'_> {
     }
 }
 
-/// Evaluates one input against a chain on a current-thread runtime, as `check` and `test` do.
+/// Evaluates one input against a chain on a current-thread runtime, as `check` and `test` do:
+/// an admission input through the validation ring, a review through the whole chain.
 pub fn evaluate(runtime: &tokio::runtime::Runtime, chain: &Chain, input: &Input) -> Answer {
-    runtime.block_on(chain.authorize(input, Deadline::after(Duration::from_secs(30))))
+    let deadline = Deadline::after(Duration::from_secs(30));
+    match input.object {
+        Some(_) => runtime.block_on(chain.admit(input, deadline)),
+        None => runtime.block_on(chain.authorize(input, deadline)),
+    }
 }
 
 /// The current-thread runtime offline commands evaluate on.
@@ -302,12 +344,8 @@ pub fn run(args: CheckArgs) -> ExitStatus {
         eprintln!("error: {msg}");
         ExitStatus::Usage
     };
-    let review = match args.review() {
-        Ok(r) => r,
-        Err(e) => return usage(e.to_string()),
-    };
-    let now = match args.now() {
-        Ok(t) => t,
+    let input = match args.input() {
+        Ok(i) => i,
         Err(e) => return usage(e.to_string()),
     };
     let loaded = match ConfigSource::resolve(args.config.as_deref()).load() {
@@ -327,9 +365,9 @@ pub fn run(args: CheckArgs) -> ExitStatus {
         Ok(r) => r,
         Err(e) => return usage(e.to_string()),
     };
-    let input = Input::new(review, now);
     let answer = evaluate(&runtime, &chain, &input);
-    print!("{}", render(&answer, args.output));
+    let admission = input.object.is_some();
+    print!("{}", render(&answer, args.output, admission));
     match answer.decision {
         Decision::Allow => ExitStatus::Success,
         Decision::Deny => ExitStatus::Denied,
@@ -337,8 +375,9 @@ pub fn run(args: CheckArgs) -> ExitStatus {
     }
 }
 
-/// Renders an answer as `warrant check` prints it.
-pub fn render(answer: &Answer, output: Output) -> String {
+/// Renders an answer as `warrant check` prints it (`admission`: the answer of the validation
+/// ring, which admits or refuses).
+pub fn render(answer: &Answer, output: Output, admission: bool) -> String {
     match output {
         Output::Json => {
             let j = JsonAnswer {
@@ -356,6 +395,8 @@ pub fn render(answer: &Answer, output: Output) -> String {
         Output::Text => {
             let mut s = String::new();
             let verdict = match answer.decision {
+                Decision::Deny if admission => "refused (the API server answers 403)",
+                _ if admission => "admitted",
                 Decision::Allow => "yes (Allow)",
                 Decision::Deny => "no (Deny)",
                 Decision::NoOpinion => {
@@ -398,10 +439,54 @@ pub fn render(answer: &Answer, output: Output) -> String {
                     ));
                 }
                 s.push('\n');
+                s.push_str(&report(step));
             }
             s
         }
     }
+}
+
+/// The risk report of a step whose verdict carries one (the deletion guard's assessment at
+/// admission): level, score, every reason, and what the object takes down with it.
+fn report(step: &crate::authorizer::Step) -> String {
+    let crate::authorizer::StepOutcome::Verdict(v) = &step.outcome else {
+        return String::new();
+    };
+    let Some(detail) = &v.detail else {
+        return String::new();
+    };
+    let d = detail.audit_value();
+    let Some(impact) = d.get("impact") else {
+        return String::new();
+    };
+    let list = |key: &str| {
+        let items: Vec<&str> = impact[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        if items.is_empty() {
+            "none".to_owned()
+        } else {
+            items.join(", ")
+        }
+    };
+    let mut s = format!(
+        "     risk {} score {}\n",
+        d["riskLevel"].as_str().unwrap_or(""),
+        d["riskScore"]
+    );
+    for r in d["riskReasons"].as_array().into_iter().flatten() {
+        s.push_str(&format!("       {}\n", r.as_str().unwrap_or("")));
+    }
+    s.push_str(&format!(
+        "     running pods {}; services {}; ingresses {}; bound volumes {}; estimated traffic {} QPS\n",
+        impact["runningPods"],
+        list("services"),
+        list("ingresses"),
+        list("boundVolumes"),
+        impact["estimatedQps"]
+    ));
+    s
 }
 
 #[cfg(test)]

@@ -70,6 +70,16 @@ pub struct ServeArgs {
     /// watching them (Go duration).
     #[arg(long, default_value = "60s", value_name = "DURATION")]
     pub file_check_interval: String,
+    /// Most open connections; past it, new connections wait in the kernel's backlog.
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Request body bytes held in memory at once across all connections; past it a request is
+    /// answered 429 with Retry-After.
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1024..))]
+    pub max_buffered_request_bytes: u64,
+    /// Close a connection that has had no request in flight this long (Go duration).
+    #[arg(long, default_value = "120s", value_name = "DURATION")]
+    pub idle_timeout: String,
     /// The cluster the validation ring watches (default: the pod's service account when
     /// KUBERNETES_SERVICE_HOST is set). Opened only once the chain has a DeletionGuard.
     #[arg(long, value_name = "FILE")]
@@ -219,10 +229,13 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         caller_auth,
         review_timeout,
         cluster: cluster_view,
+        body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
     });
     let mut options = ServerOptions::new(args.listen);
     options.insecure_listen = args.insecure_listen;
     options.shutdown_grace = grace;
+    options.max_connections = args.max_connections as usize;
+    options.idle_timeout = duration_flag("idle-timeout", &args.idle_timeout)?;
     let server = Server::bind(options, tls.clone(), state)
         .await
         .map_err(|e| e.to_string())?;

@@ -11,14 +11,17 @@
 
 use super::ExitStatus;
 use super::check::{Flags, evaluate, offline_runtime, parse_at};
+use super::object_input;
 use crate::authorizer::{Answer, Chain, Input, StepOutcome};
 use crate::config::load_file;
 use crate::decision::Decision;
+use crate::object::ClusterView;
 use crate::review::{ApiVersion, Review};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Arguments of `warrant test`.
 #[derive(Debug, clap::Args)]
@@ -30,10 +33,13 @@ pub struct TestArgs {
 
 /// A suite file.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Suite {
     /// The configuration, relative to the suite file.
     config: String,
+    /// Saved cluster state for the admission cases, a directory relative to the suite file.
+    #[serde(default)]
+    cluster_state: Option<String>,
     /// The cases, in order.
     cases: Vec<Case>,
 }
@@ -63,6 +69,16 @@ struct Case {
     as_uid: Option<String>,
     #[serde(default)]
     extra: BTreeMap<String, Vec<String>>,
+    /// An admission case (the validation ring): the object deleted, or the new object of an
+    /// update.
+    #[serde(default)]
+    object: Option<serde_json::Value>,
+    /// For an update: the stored object.
+    #[serde(default)]
+    old_object: Option<serde_json::Value>,
+    /// The admission request is a dry run.
+    #[serde(default)]
+    dry_run: bool,
     expect: Expect,
 }
 
@@ -96,7 +112,30 @@ impl Want {
 }
 
 impl Case {
-    fn input(&self) -> Result<Input, String> {
+    /// The input of the case: its review and, for an admission case, the object's context in
+    /// the suite's cluster.
+    fn input(&self, view: &Arc<dyn ClusterView>) -> Result<Input, String> {
+        let input = self.review_input()?;
+        let Some(object) = &self.object else {
+            return Ok(input);
+        };
+        let as_object = |field: &str, v: &serde_json::Value| {
+            object_input::object(v.clone()).ok_or_else(|| {
+                format!("{field}: not a Kubernetes object (a mapping with metadata)")
+            })
+        };
+        let object = as_object("object", object)?;
+        let old = match &self.old_object {
+            Some(v) => Some(as_object("oldObject", v)?),
+            None => None,
+        };
+        let verb = self.verb.as_deref().unwrap_or("");
+        let ctx = object_input::context(verb, object, old, self.dry_run, view.clone())
+            .map_err(|e| e.to_string())?;
+        Ok(input.with_object(Arc::new(ctx)))
+    }
+
+    fn review_input(&self) -> Result<Input, String> {
         let now = match &self.at {
             Some(at) => parse_at(at).map_err(|e| format!("at {e}"))?,
             None => chrono::Utc::now(),
@@ -208,6 +247,11 @@ fn run_suite(runtime: &tokio::runtime::Runtime, path: &Path) -> Result<Tally, St
     })?;
     let chain = Chain::build(&loaded.config)
         .map_err(|e| format!("{shown}: config {}: {e}", suite.config))?;
+    let state = suite
+        .cluster_state
+        .as_ref()
+        .map(|d| path.parent().unwrap_or(Path::new("")).join(d));
+    let view = object_input::cluster_view(state.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
     let mut names = HashSet::new();
     let mut inputs = Vec::with_capacity(suite.cases.len());
     for case in &suite.cases {
@@ -215,7 +259,7 @@ fn run_suite(runtime: &tokio::runtime::Runtime, path: &Path) -> Result<Tally, St
             return Err(format!("{shown}: case name {:?} is used twice", case.name));
         }
         let input = case
-            .input()
+            .input(&view)
             .map_err(|e| format!("{shown}: {}: {e}", case.name))?;
         inputs.push(input);
     }

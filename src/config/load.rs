@@ -56,7 +56,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Loaded, ConfigErrors> {
             authorizers: None,
         })
     } else {
-        serde_saphyr::from_str::<schema::File>(text)
+        serde_saphyr::from_str_with_options::<schema::File>(text, strict_scalars())
     };
     let decoded = decoded.map_err(|e| {
         let line = e.location().map(|l| l.line() as u32).unwrap_or(0);
@@ -102,14 +102,38 @@ fn is_blank(text: &str) -> bool {
     })
 }
 
+/// The YAML decoding options of a configuration file: scalars keep the type they are written
+/// in, as kube-apiserver's strict decoding (YAML to JSON, then a typed JSON decode) keeps them.
+/// An unquoted `123` or `true` is refused where a string belongs (`name: 123`, `expression:
+/// true`), and a boolean field takes only `true`/`false` (not YAML 1.1's `yes`/`on`, nor a
+/// quoted string).
+fn strict_scalars() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        no_schema: true,
+        strict_booleans: true,
+    }
+}
+
 /// serde-saphyr's message without its source snippet and location suffix; the location is
 /// rendered by [`ConfigError`] in the `FILE:LINE:` prefix.
 fn decode_message(e: &serde_saphyr::Error) -> String {
     let full = e.without_snippet().to_string();
     let first = full.lines().next().unwrap_or("").trim();
-    match first.rfind(" at line ") {
-        Some(i) => first[..i].to_owned(),
-        None => first.to_owned(),
+    let message = match first.rfind(" at line ") {
+        Some(i) => &first[..i],
+        None => first,
+    };
+    let unquoted = message
+        .strip_prefix("The string value [")
+        .and_then(|m| m.strip_suffix("] must be quoted"));
+    match unquoted {
+        Some(v) => format!(
+            "{v} is a number or boolean where a string belongs: write it quoted (\"{v}\"), as kube-apiserver's strict decoding requires"
+        ),
+        None if message.starts_with("invalid boolean") => {
+            "invalid boolean: write true or false (kube-apiserver's strict decoding takes no other spelling, quoted or not)".to_owned()
+        }
+        None => message.to_owned(),
     }
 }
 

@@ -94,3 +94,26 @@ impl ClusterView for NoCluster {
         Box::pin(std::future::ready(Err(ViewError::NoCluster)))
     }
 }
+
+/// A cluster with nothing in it: ready, no namespace labels, no dependents, no remaining
+/// objects. What `warrant check --object` judges against without `--cluster-state`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmptyCluster;
+
+impl ClusterView for EmptyCluster {
+    fn ready(&self) -> Result<(), ViewError> {
+        Ok(())
+    }
+
+    fn namespace_label(&self, _: &str, _: &str) -> Result<Option<String>, ViewError> {
+        Ok(None)
+    }
+
+    fn dependents(&self, _: &ObjectRef<'_>, _: Option<&Subject>) -> Result<Dependents, ViewError> {
+        Ok(Dependents::default())
+    }
+
+    fn remaining_objects<'a>(&'a self, _: &'a Subject) -> ViewFuture<'a, Result<u64, ViewError>> {
+        Box::pin(std::future::ready(Ok(0)))
+    }
+}

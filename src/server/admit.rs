@@ -1,8 +1,7 @@
-//! `POST /admit`: one `AdmissionReview` (v1) through the validation ring of the live chain.
-//!
-//! The body is checked and read as `/authorize`'s is (within its own size limit, since an UPDATE
-//! carries two objects), decoded by [`admission::decode`] and mapped onto a review and an object
-//! context. A DELETE or an UPDATE goes to [`crate::authorizer::Chain::admit`]; a CREATE or a
+//! `POST /admit`, how its answer is made: one `AdmissionReview` (v1) through the validation ring
+//! of the live chain. The route (`routes.rs`) checks and reads the body as `/authorize`'s (within
+//! its own size limit, since an UPDATE carries two objects), decodes it with
+//! [`crate::admission::decode`] and maps it onto a review and an object context. A DELETE or an UPDATE goes to [`crate::authorizer::Chain::admit`]; a CREATE or a
 //! CONNECT is admitted unjudged (the shipped webhook configuration sends neither). The answer:
 //!
 //! - refused (Deny) -> `allowed: false` with a `Status` of code 403, reason `Forbidden`, and the
@@ -12,75 +11,39 @@
 //!   (kube-apiserver records each as `<webhook name>/<key>`);
 //! - `warnings`: each denial a step observed without enforcing (Observe mode) and each step
 //!   that failed and let the request through by `failurePolicy: NoOpinion`.
+//!
+//! The chain's time is `--review-timeout`, shortened to nine tenths of the `timeout` query
+//! parameter kube-apiserver adds (the webhook's `timeoutSeconds`), see [`budget`].
 
-use super::body::{MAX_ADMISSION_BODY_BYTES, check_content_type, read_body};
-use super::rejection::Rejection;
-use super::routes::AppState;
-use crate::admission::{self, AdmissionOperation, AdmissionResponse, Mapped};
-use crate::authorizer::{Answer, Deadline, Input, Step, StepOutcome};
+use crate::admission::{AdmissionOperation, AdmissionResponse};
+use crate::authorizer::{Answer, Step, StepOutcome};
 use crate::config::FailurePolicy;
+use crate::config::duration::GoDuration;
 use crate::decision::{AttributedReason, Decision};
-use crate::telemetry::audit::{AdmissionAudit, AuditRecord};
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::{Request, Response, header};
-use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
-/// Serves one admission request.
-pub(super) async fn admit(
-    state: &AppState,
-    req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Rejection> {
-    check_content_type(&req)?;
-    let body = read_body(req, MAX_ADMISSION_BODY_BYTES).await?;
-    let request = admission::decode(&body)?;
-    drop(body);
-    let active = state.live.load().ok_or(Rejection::NotReady)?;
-    let started = Instant::now();
-    let Mapped {
-        uid,
-        operation,
-        dry_run,
-        review,
-        context,
-    } = admission::map(request, state.cluster.clone());
-    let mut input = Input::new(review, state.clock.now());
-    let answer = match context {
-        Some(ctx) => {
-            input = input.with_object(Arc::new(ctx));
-            let deadline = Deadline::after(state.review_timeout);
-            active.chain.admit(&input, deadline).await
-        }
-        None => unjudged(operation),
-    };
-    let elapsed = started.elapsed();
-    log_failures(&uid, &answer);
-    let response = respond(uid, &answer);
-    state
-        .metrics
-        .record_admission(operation.as_str(), response.allowed, elapsed);
-    if state.audit.is_enabled() {
-        let audit = AdmissionAudit {
-            uid: &response.uid,
-            operation: operation.as_str(),
-            dry_run,
-        };
-        let hash = Some(active.source.hash.as_str());
-        let record = AuditRecord::admission(&input, &answer, elapsed, hash, audit);
-        state.audit.write(&record);
+/// The time the chain has for one request: `--review-timeout`, or less when kube-apiserver says
+/// it waits less. It sends the webhook's `timeoutSeconds` as the query parameter `timeout` (a Go
+/// duration, `3s`: client-go's `Request.Timeout` in `k8s.io/client-go/rest/request.go`, set by
+/// the validating dispatcher); the chain gets nine tenths of it, so that warrant answers (an
+/// entry past the deadline gets its own failurePolicy, recorded) before the API server gives up
+/// and applies the webhook's.
+pub(super) fn budget(query: Option<&str>, review_timeout: Duration) -> Duration {
+    let sent = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find_map(|pair| pair.strip_prefix("timeout="))
+        .and_then(|v| GoDuration::parse(v).ok())
+        .filter(|d| d.is_positive())
+        .and_then(GoDuration::to_std);
+    match sent {
+        Some(t) => review_timeout.min(t - t / 10),
+        None => review_timeout,
     }
-    let mut r = Response::new(Full::new(Bytes::from(response.encode())));
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    Ok(r)
 }
 
 /// The answer to an operation the validation ring does not judge: admitted, no step.
-fn unjudged(operation: AdmissionOperation) -> Answer {
+pub(super) fn unjudged(operation: AdmissionOperation) -> Answer {
     Answer {
         decision: Decision::NoOpinion,
         decided_by: None,
@@ -175,7 +138,7 @@ fn warning(step: &Step) -> Option<String> {
 
 /// Logs each step that failed, whatever its failure policy made of it: a validation ring that
 /// cannot judge (a cluster cache not ready, typically) is never quiet.
-fn log_failures(uid: &str, answer: &Answer) {
+pub(super) fn log_failures(uid: &str, answer: &Answer) {
     for step in &answer.trace {
         if let StepOutcome::Failed { error, policy } = &step.outcome {
             tracing::warn!(
@@ -196,7 +159,25 @@ mod tests {
     use crate::config::AuthorizerType;
     use crate::decision::{Reason, Verdict, VerdictDetail};
     use crate::names::{AuthorizerName, Code};
-    use std::time::Duration;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_budget_follows_the_api_servers_timeout() {
+        let ten = Duration::from_secs(10);
+        let rows = [
+            (None, ten),
+            (Some("timeout=3s"), Duration::from_millis(2700)),
+            (Some("a=b&timeout=1m&c=d"), ten),
+            (Some("timeout=500ms"), Duration::from_millis(450)),
+            (Some("timeout=banana"), ten),
+            (Some("timeout=-3s"), ten),
+            (Some("timeout=0s"), ten),
+            (Some("timeouts=1s"), ten),
+        ];
+        for (query, want) in rows {
+            assert_eq!(budget(query, ten), want, "{query:?}");
+        }
+    }
 
     #[derive(Debug)]
     struct Detail {

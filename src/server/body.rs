@@ -1,63 +1,109 @@
-//! A review's body: its content type and encoding checked, read within a size and a time limit.
+//! Reading a request body under three bounds: its own size (`MAX_BODY_BYTES`, 413), its time
+//! (`BODY_READ_TIMEOUT`, 408), and the process-wide [`BodyBudget`] of request bytes held in
+//! memory at once (429 with `Retry-After` when spent, so a flood of half-sent bodies over many
+//! HTTP/2 streams cannot grow the process without bound). The budget is taken frame by frame
+//! as bytes arrive, and given back when the request's [`BodyHold`] is dropped.
 
 use super::rejection::Rejection;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::{Request, header};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The largest SubjectAccessReview body accepted (1 MiB).
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The budget's unit: permits are KiB.
+const UNIT: usize = 1024;
 
-/// The largest AdmissionReview body accepted (8 MiB). An UPDATE carries the object twice, new
-/// and stored: the new one is bounded by kube-apiserver's request body limit (3 MiB,
-/// `MaxRequestBodyBytes` in `k8s.io/apiserver/pkg/server/config.go`), the stored one by the same
-/// limit when it was written; 2 MiB more cover the envelope. A smaller limit would refuse (and,
-/// with `failurePolicy: Fail`, block) updates of large objects such as CustomResourceDefinitions.
-pub const MAX_ADMISSION_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// The request bytes all connections may hold in memory at once.
+#[derive(Debug, Clone)]
+pub struct BodyBudget {
+    permits: Arc<Semaphore>,
+    bytes: usize,
+}
 
-/// How long a client may take to send the body after its headers.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Refuses an encoded body and a content type other than JSON (absent means JSON).
-pub(super) fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
-    if let Some(encoding) = req.headers().get(header::CONTENT_ENCODING) {
-        let raw = encoding.to_str().unwrap_or("");
-        if !raw.trim().eq_ignore_ascii_case("identity") {
-            return Err(Rejection::ContentEncoding(raw.to_owned()));
+impl BodyBudget {
+    /// A budget of `bytes` (rounded up to whole KiB, at least one).
+    pub fn new(bytes: usize) -> Self {
+        let units = bytes.div_ceil(UNIT).clamp(1, Semaphore::MAX_PERMITS);
+        Self {
+            permits: Arc::new(Semaphore::new(units)),
+            bytes,
         }
     }
-    let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
-        // Absent means JSON, as the API server's own client assumes.
-        return Ok(());
-    };
-    let raw = value.to_str().unwrap_or("");
-    let essence = raw.split(';').next().unwrap_or("").trim();
-    if essence.eq_ignore_ascii_case("application/json") {
-        Ok(())
-    } else {
-        Err(Rejection::ContentType(raw.to_owned()))
+
+    /// The budget in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 
-/// Reads the body, at most `limit` bytes within [`BODY_READ_TIMEOUT`].
-pub(super) async fn read_body(req: Request<Incoming>, limit: usize) -> Result<Bytes, Rejection> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(Rejection::TooLarge { limit });
+impl Default for BodyBudget {
+    /// 64 MiB: sixty-four bodies at the 1 MiB limit, thousands of ordinary reviews.
+    fn default() -> Self {
+        Self::new(64 * 1024 * 1024)
     }
-    let body = Limited::new(req.into_body(), limit);
-    match tokio::time::timeout(BODY_READ_TIMEOUT, body.collect()).await {
-        Err(_) => Err(Rejection::BodyTimeout(BODY_READ_TIMEOUT)),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            Err(Rejection::TooLarge { limit })
+}
+
+/// The budget one request holds until it is answered.
+#[derive(Debug, Default)]
+pub struct BodyHold(Option<OwnedSemaphorePermit>);
+
+impl BodyHold {
+    fn grow(&mut self, budget: &BodyBudget, units: usize) -> bool {
+        if units == 0 {
+            return true;
         }
-        Ok(Err(e)) => Err(Rejection::BodyRead(e)),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        let Ok(n) = u32::try_from(units) else {
+            return false;
+        };
+        let Ok(more) = budget.permits.clone().try_acquire_many_owned(n) else {
+            return false;
+        };
+        match &mut self.0 {
+            Some(held) => held.merge(more),
+            None => self.0 = Some(more),
+        }
+        true
     }
+}
+
+/// Reads a body of at most `limit` bytes within `timeout`, holding its bytes against `budget`.
+pub async fn read(
+    body: Incoming,
+    limit: usize,
+    timeout: Duration,
+    budget: &BodyBudget,
+) -> Result<(Bytes, BodyHold), Rejection> {
+    match tokio::time::timeout(timeout, collect(body, limit, budget)).await {
+        Err(_) => Err(Rejection::BodyTimeout(timeout)),
+        Ok(result) => result,
+    }
+}
+
+async fn collect(
+    mut body: Incoming,
+    limit: usize,
+    budget: &BodyBudget,
+) -> Result<(Bytes, BodyHold), Rejection> {
+    let mut buf = BytesMut::new();
+    let mut hold = BodyHold::default();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Rejection::BodyRead(Box::new(e)))?;
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers carry nothing a review needs
+        };
+        let len = buf.len() + data.len();
+        if len > limit {
+            return Err(Rejection::TooLarge { limit });
+        }
+        let units = len.div_ceil(UNIT) - buf.len().div_ceil(UNIT);
+        if !hold.grow(budget, units) {
+            return Err(Rejection::Overloaded {
+                budget: budget.bytes(),
+            });
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok((buf.freeze(), hold))
 }

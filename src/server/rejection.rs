@@ -57,6 +57,14 @@ pub enum Rejection {
     /// No valid configuration is loaded yet.
     #[error("no valid authorization configuration is loaded yet")]
     NotReady,
+    /// The process holds as many request bytes as its budget allows.
+    #[error(
+        "too many request bytes are being received at once (budget {budget} bytes): retry shortly"
+    )]
+    Overloaded {
+        /// The budget in bytes.
+        budget: usize,
+    },
 }
 
 impl Rejection {
@@ -78,6 +86,8 @@ impl Rejection {
                 (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed")
             }
             Rejection::NotReady => (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable"),
+            // client-go retries a 429 after its Retry-After, as it does for the API server's own.
+            Rejection::Overloaded { .. } => (StatusCode::TOO_MANY_REQUESTS, "TooManyRequests"),
         }
     }
 
@@ -107,6 +117,10 @@ impl Rejection {
         if let Some(allow) = allow {
             resp.headers_mut()
                 .insert(header::ALLOW, header::HeaderValue::from_static(allow));
+        }
+        if code == StatusCode::TOO_MANY_REQUESTS {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
         }
         if code == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(

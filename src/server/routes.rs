@@ -5,15 +5,17 @@
 //! `/authorize`, `/admit` and `/metrics` require an authenticated caller when caller
 //! authentication is configured.
 
-use super::body::{check_content_type, read_body};
+use super::admit;
+use super::body::{self, BodyBudget};
 use super::caller::CallerAuth;
 use super::rejection::Rejection;
+use crate::admission::{self, Mapped};
 use crate::authorizer::{Deadline, Input};
 use crate::clock::Clock;
 use crate::object::ViewError;
 use crate::reload::LiveChain;
 use crate::review;
-use crate::telemetry::audit::{AuditRecord, AuditSink};
+use crate::telemetry::audit::{AdmissionAudit, AuditRecord, AuditSink};
 use crate::telemetry::metrics::{self, Metrics};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -22,7 +24,18 @@ use hyper::{Method, Request, Response, StatusCode, header};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use super::body::{BODY_READ_TIMEOUT, MAX_ADMISSION_BODY_BYTES, MAX_BODY_BYTES};
+/// The largest SubjectAccessReview body accepted (1 MiB).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The largest AdmissionReview body accepted (8 MiB). An UPDATE carries the object twice, new
+/// and stored: the new one is bounded by kube-apiserver's request body limit (3 MiB,
+/// `MaxRequestBodyBytes` in `k8s.io/apiserver/pkg/server/config.go`), the stored one by the same
+/// limit when it was written; 2 MiB more cover the envelope. A smaller limit would refuse (and,
+/// with `failurePolicy: Fail`, block) updates of large objects such as CustomResourceDefinitions.
+pub const MAX_ADMISSION_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long a client may take to send the body after its headers.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Everything a request needs, shared by all connections.
 #[derive(Debug)]
@@ -39,6 +52,8 @@ pub struct AppState {
     pub caller_auth: CallerAuth,
     /// Time budget of one review through the chain.
     pub review_timeout: Duration,
+    /// Request bytes held in memory at once, across every connection.
+    pub body_budget: BodyBudget,
     /// The cluster as the validation ring sees it (the metadata cache, or
     /// [`crate::object::NoCluster`] without a cluster connection).
     pub cluster: Arc<dyn crate::object::ClusterView>,
@@ -109,7 +124,7 @@ async fn route(
                 );
                 Ok(r)
             } else if path == "/admit" {
-                super::admit::admit(state, req).await
+                admit(state, req).await
             } else {
                 authorize(state, req).await
             }
@@ -155,12 +170,56 @@ fn authenticate(
     caller.map(|_| ()).ok_or(Rejection::Unauthenticated)
 }
 
+fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
+    if let Some(encoding) = req.headers().get(header::CONTENT_ENCODING) {
+        let raw = encoding.to_str().unwrap_or("");
+        if !raw.trim().eq_ignore_ascii_case("identity") {
+            return Err(Rejection::ContentEncoding(raw.to_owned()));
+        }
+    }
+    let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
+        // Absent means JSON, as the API server's own client assumes.
+        return Ok(());
+    };
+    let raw = value.to_str().unwrap_or("");
+    let essence = raw.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(Rejection::ContentType(raw.to_owned()))
+    }
+}
+
+/// The body of a request within the size (`limit`), time and memory bounds; the hold keeps its
+/// bytes counted against the process budget until the request is answered.
+async fn read_body(
+    state: &AppState,
+    req: Request<Incoming>,
+    limit: usize,
+) -> Result<(Bytes, body::BodyHold), Rejection> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(Rejection::TooLarge { limit });
+    }
+    body::read(
+        req.into_body(),
+        limit,
+        BODY_READ_TIMEOUT,
+        &state.body_budget,
+    )
+    .await
+}
+
 async fn authorize(
     state: &AppState,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
-    let body = read_body(req, MAX_BODY_BYTES).await?;
+    let (body, _hold) = read_body(state, req, MAX_BODY_BYTES).await?;
     let review = review::decode(&body)?;
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
@@ -181,6 +240,59 @@ async fn authorize(
     }
     let bytes = review::encode_response(input.review.version(), &answer.status());
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
+}
+
+/// `POST /admit`: one AdmissionReview through the validation ring ([`super::admit`] says how
+/// the answer is made).
+async fn admit(
+    state: &AppState,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Rejection> {
+    check_content_type(&req)?;
+    let budget = admit::budget(req.uri().query(), state.review_timeout);
+    let (body, _hold) = read_body(state, req, MAX_ADMISSION_BODY_BYTES).await?;
+    let request = admission::decode(&body)?;
+    drop(body);
+    let active = state.live.load().ok_or(Rejection::NotReady)?;
+    let started = Instant::now();
+    let Mapped {
+        uid,
+        operation,
+        dry_run,
+        review,
+        context,
+    } = admission::map(request, state.cluster.clone());
+    let mut input = Input::new(review, state.clock.now());
+    let answer = match context {
+        Some(ctx) => {
+            input = input.with_object(Arc::new(ctx));
+            active.chain.admit(&input, Deadline::after(budget)).await
+        }
+        None => admit::unjudged(operation),
+    };
+    let elapsed = started.elapsed();
+    admit::log_failures(&uid, &answer);
+    let response = admit::respond(uid, &answer);
+    state
+        .metrics
+        .record_admission(operation.as_str(), response.allowed, elapsed);
+    if state.audit.is_enabled() {
+        let audit = AdmissionAudit {
+            uid: &response.uid,
+            operation: operation.as_str(),
+            dry_run,
+        };
+        let hash = Some(active.source.hash.as_str());
+        state.audit.write(&AuditRecord::admission(
+            &input, &answer, elapsed, hash, audit,
+        ));
+    }
+    let mut r = Response::new(Full::new(Bytes::from(response.encode())));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),

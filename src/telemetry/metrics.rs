@@ -83,6 +83,7 @@ pub struct Metrics {
     audit_dropped: Counter,
     admission_requests: Family<AdmissionLabels, Counter>,
     admission_duration: Family<AdmissionLabels, Histogram, fn() -> Histogram>,
+    open_connections: Gauge,
     families: Families,
 }
 
@@ -162,6 +163,12 @@ impl Metrics {
             "Time the validation ring took to answer an admission request, by operation and outcome",
             admission_duration.clone(),
         );
+        let open_connections = Gauge::default();
+        registry.register(
+            "warrant_http_open_connections",
+            "Connections being served on warrant's listeners (after their TLS handshake)",
+            open_connections.clone(),
+        );
         let families = Families::register(&mut registry);
         Self {
             registry,
@@ -176,7 +183,14 @@ impl Metrics {
             audit_dropped,
             admission_requests,
             admission_duration,
+            open_connections,
         }
+    }
+
+    /// The gauge of open connections (the server raises it when a connection is accepted and
+    /// lowers it when the connection closes).
+    pub fn open_connections(&self) -> &Gauge {
+        &self.open_connections
     }
 
     /// Records one chain answer's result and latency. Each entry of the chain recorded its own

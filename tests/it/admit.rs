@@ -665,3 +665,136 @@ async fn malformed_admission_reviews_get_400_with_a_status() {
     assert_eq!(records.len(), 2);
     s.w.stop().await;
 }
+
+/// `deploy/validating-webhook.yaml` keeps the choices its comments explain (kube-apiserver
+/// v1.35.4 accepts it: created as is, placeholder replaced, on a scratch API server; the
+/// kube-apiserver tier applies a variant pointing at a loopback warrant).
+#[test]
+fn the_shipped_webhook_configuration() {
+    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    let path = format!(
+        "{}/deploy/validating-webhook.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains("caBundle: CA_BUNDLE_BASE64"));
+    let text = text.replace("CA_BUNDLE_BASE64", "Q0E=");
+    let config: ValidatingWebhookConfiguration = serde_saphyr::from_str(&text).unwrap();
+    let webhooks = config.webhooks.unwrap();
+    let names: Vec<&str> = webhooks.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "protected-namespaces.warrant.dev",
+            "protected-objects.warrant.dev",
+            "unprotected.warrant.dev"
+        ]
+    );
+    let guarded = [
+        "namespaces",
+        "services",
+        "persistentvolumeclaims",
+        "deployments",
+        "statefulsets",
+        "daemonsets",
+        "replicasets",
+        "ingresses",
+    ];
+    for w in &webhooks {
+        let name = &w.name;
+        assert_eq!(w.admission_review_versions, ["v1"], "{name}");
+        assert_eq!(w.side_effects, "NoneOnDryRun", "{name}");
+        assert_eq!(w.timeout_seconds, Some(3), "{name}");
+        assert_eq!(w.match_policy.as_deref(), Some("Equivalent"), "{name}");
+        let service = w.client_config.service.as_ref().unwrap();
+        assert_eq!(
+            (
+                service.namespace.as_str(),
+                service.name.as_str(),
+                service.path.as_deref(),
+                service.port
+            ),
+            ("warrant-system", "warrant", Some("/admit"), Some(443)),
+            "{name}"
+        );
+        let policy = w.failure_policy.as_deref();
+        let protected = name.starts_with("protected-");
+        assert_eq!(
+            policy,
+            Some(if protected { "Fail" } else { "Ignore" }),
+            "{name}"
+        );
+        // The object itself only, and only the operations the ring judges.
+        let rules = w.rules.as_ref().unwrap();
+        let mut resources = Vec::new();
+        for r in rules {
+            for res in r.resources.as_ref().unwrap() {
+                assert!(!res.contains('/'), "{name}: subresource {res}");
+                resources.push(res.as_str());
+            }
+            let ops = r.operations.as_ref().unwrap();
+            let want: &[&str] = if protected {
+                &["DELETE", "UPDATE"]
+            } else {
+                &["DELETE"]
+            };
+            assert_eq!(ops, want, "{name}");
+        }
+        for kind in guarded {
+            assert!(resources.contains(&kind), "{name}: {kind} not guarded");
+        }
+        // System namespaces and warrant's own are never sent.
+        let ns = w.namespace_selector.as_ref().unwrap();
+        let not_in = ns
+            .match_expressions
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find(|e| e.key == "kubernetes.io/metadata.name")
+            .unwrap();
+        assert_eq!(not_in.operator, "NotIn", "{name}");
+        assert_eq!(
+            not_in.values.as_deref().unwrap(),
+            [
+                "kube-system",
+                "kube-public",
+                "kube-node-lease",
+                "warrant-system"
+            ],
+            "{name}"
+        );
+        // The same label key as the guard's protectionLabel in the tests and the examples.
+        let label_keys: Vec<&str> = ns
+            .match_expressions
+            .iter()
+            .chain(w.object_selector.iter().flat_map(|o| &o.match_expressions))
+            .flatten()
+            .map(|e| e.key.as_str())
+            .filter(|k| *k != "kubernetes.io/metadata.name")
+            .collect();
+        assert!(
+            !label_keys.is_empty() && label_keys.iter().all(|k| *k == LABEL),
+            "{name}"
+        );
+        let conditions = w.match_conditions.as_ref().unwrap();
+        let by_name = |n: &str| {
+            conditions
+                .iter()
+                .find(|c| c.name == n)
+                .map(|c| c.expression.as_str())
+                .unwrap_or_else(|| panic!("{name}: no matchCondition {n}"))
+        };
+        assert!(by_name("not-warrant").contains("'system:serviceaccount:warrant-system:warrant'"));
+        let control_plane = by_name("not-control-plane");
+        for who in [
+            "'system:kube-controller-manager'",
+            "startsWith('system:serviceaccount:kube-system:')",
+        ] {
+            assert!(control_plane.contains(who), "{name}: {who}");
+        }
+        assert!(
+            by_name("label-updates-only")
+                .contains(&format!("'{LABEL}' in oldObject.metadata.labels"))
+        );
+    }
+}

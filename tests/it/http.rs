@@ -410,3 +410,182 @@ async fn open_idle(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::TcpS
     }
     v
 }
+
+/// Reads from a raw connection until the peer closes it, or `within` passes.
+async fn closed_within(stream: &mut tokio::net::TcpStream, within: std::time::Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 64 * 1024];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+fn plain_review_request() -> Vec<u8> {
+    format!(
+        "POST /authorize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{V1_REVIEW}",
+        V1_REVIEW.len()
+    )
+    .into_bytes()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_and_busy_ones_are_not() {
+    use tokio::io::AsyncWriteExt;
+    // Issue 15, finding 1: idle keep-alive connections used to be held forever.
+    let w = Warrant::start(Options {
+        client_ca: false,
+        idle_timeout: Some(std::time::Duration::from_secs(1)),
+        ..Options::default()
+    })
+    .await;
+    // HTTP/1.1 keep-alive connections are closed by hyper's header-read timeout while they wait
+    // for a next request; HTTP/2 connections have no such timer: the idle timeout closes them
+    // (GOAWAY). Counted by the open-connections gauge, read over a fresh HTTP/1.1 connection.
+    let h2 = reqwest::Client::builder()
+        .tls_backend_preconfigured(client_config(&w.ca.cert_pem, None))
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let url = format!("http://{}/authorize", w.plain_addr);
+    assert_eq!(post_review(&h2, &url, V1_REVIEW).await.0, 200);
+    let open = || async {
+        let scrape = reqwest::Client::builder()
+            .tls_backend_preconfigured(client_config(&w.ca.cert_pem, None))
+            .http1_only()
+            .build()
+            .unwrap();
+        let text = scrape
+            .get(format!("http://{}/metrics", w.plain_addr))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("warrant_http_open_connections "))
+            .map(|v| v.trim().parse::<i64>().unwrap())
+            .unwrap()
+    };
+    assert_eq!(open().await, 2, "the h2 connection and the scrape");
+    tokio::time::sleep(std::time::Duration::from_millis(1800)).await;
+    assert_eq!(
+        open().await,
+        1,
+        "only the scrape: the idle h2 connection was closed"
+    );
+
+    // A connection whose request is still in flight (its body half sent) is not idle.
+    let mut busy = tokio::net::TcpStream::connect(w.plain_addr).await.unwrap();
+    let request = plain_review_request();
+    let (head, tail) = request.split_at(request.len() - 10);
+    busy.write_all(head).await.unwrap();
+    assert!(
+        !closed_within(&mut busy, std::time::Duration::from_millis(2500)).await,
+        "a connection with a request in flight must not be closed as idle"
+    );
+    busy.write_all(tail).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::io::AsyncReadExt::read(&mut busy, &mut answer)
+        .await
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer[..n])
+    );
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_cap_holds_new_connections_until_one_closes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // Issue 15, finding 1: 2,000 idle connections used to be held at once. With a cap of 3,
+    // three silent connections hold every slot (each until the 500 ms header-read timeout of
+    // the test server); a fourth is accepted by the kernel but served only once a slot frees.
+    let w = Warrant::start(Options {
+        client_ca: false,
+        max_connections: Some(3),
+        ..Options::default()
+    })
+    .await;
+    let silent = open_idle(w.plain_addr, 3).await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let mut fourth = tokio::net::TcpStream::connect(w.plain_addr).await.unwrap();
+    let asked = std::time::Instant::now();
+    fourth.write_all(&plain_review_request()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), fourth.read(&mut answer))
+        .await
+        .expect("served once a slot frees")
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer[..n])
+    );
+    assert!(
+        asked.elapsed() >= std::time::Duration::from_millis(300),
+        "answered after {:?}: the fourth connection did not wait for a slot",
+        asked.elapsed()
+    );
+    drop(silent);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_body_budget_refuses_with_429_and_is_given_back() {
+    // Issue 15, finding 2: unfinished bodies over many HTTP/2 streams used to grow the process
+    // to 744 MB. With a 4 KiB budget, one request holding 3 KiB of an unfinished body leaves
+    // too little for another 3 KiB body: that one gets 429 with Retry-After; once the first is
+    // answered its bytes are given back.
+    let w = Warrant::start(Options {
+        body_budget: Some(4 * 1024),
+        ..Options::default()
+    })
+    .await;
+    let padded = format!("{V1_REVIEW}{}", " ".repeat(3 * 1024 - V1_REVIEW.len()));
+    let (tx, rx) = tokio::sync::mpsc::channel(2);
+    let (c, url) = (w.client(), w.url("/authorize"));
+    let held = tokio::spawn(async move {
+        c.post(url)
+            .header("Content-Type", "application/json")
+            .body(reqwest::Body::wrap_stream(ChannelBody(rx)))
+            .send()
+            .await
+    });
+    let (head, tail) = padded.split_at(padded.len() - 2);
+    tx.send(Ok(head.as_bytes().to_vec())).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let refused = w
+        .client()
+        .post(w.url("/authorize"))
+        .header("Content-Type", "application/json")
+        .body(padded.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429);
+    assert_eq!(
+        refused
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    let status: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(status["reason"], "TooManyRequests", "{status}");
+
+    tx.send(Ok(tail.as_bytes().to_vec())).await.unwrap();
+    drop(tx);
+    assert_eq!(held.await.unwrap().unwrap().status(), 200);
+    let (code, v) = post_review(&w.client(), &w.url("/authorize"), &padded).await;
+    assert_eq!((code, v["status"]["allowed"].as_bool()), (200, Some(true)));
+    w.stop().await;
+}

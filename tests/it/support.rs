@@ -94,6 +94,11 @@ pub struct Options {
     pub webhook_backoff: Option<Duration>,
     /// The review deadline (5 s when `None`).
     pub review_timeout: Option<Duration>,
+    /// The connection cap and idle timeout (the server's defaults when `None`).
+    pub max_connections: Option<usize>,
+    /// The request-body budget in bytes (the server's default when `None`).
+    pub body_budget: Option<usize>,
+    pub idle_timeout: Option<Duration>,
     /// The validation ring's cluster view (`NoCluster` when `None`).
     pub cluster: Option<Arc<dyn warrant::object::ClusterView>>,
 }
@@ -108,6 +113,9 @@ impl Default for Options {
             webhook_backoff: None,
             review_timeout: None,
             cluster: None,
+            max_connections: None,
+            body_budget: None,
+            idle_timeout: None,
         }
     }
 }
@@ -185,11 +193,21 @@ impl Warrant {
                 .cluster
                 .clone()
                 .unwrap_or_else(|| Arc::new(warrant::object::NoCluster)),
+            body_budget: opts
+                .body_budget
+                .map(warrant::server::body::BodyBudget::new)
+                .unwrap_or_default(),
         });
         let mut options = ServerOptions::new("127.0.0.1:0".parse().unwrap());
         options.shutdown_grace = Duration::from_secs(5);
         options.header_read_timeout = HEADER_READ_TIMEOUT;
         options.insecure_listen = Some("127.0.0.1:0".parse().unwrap());
+        if let Some(n) = opts.max_connections {
+            options.max_connections = n;
+        }
+        if let Some(d) = opts.idle_timeout {
+            options.idle_timeout = d;
+        }
         let server = Server::bind(options, tls, state).await.unwrap();
         let addr = server.local_addr();
         let plain_addr = server.insecure_addr().unwrap();

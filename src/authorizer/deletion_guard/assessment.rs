@@ -38,6 +38,8 @@ pub enum GuardCode {
     CascadeBlocked,
     /// At admission, in Observe mode: the cluster view could not answer.
     ClusterUnavailable,
+    /// An exclusion (namespace, principal, group) covers the request: stands aside.
+    Excluded,
 }
 
 impl GuardCode {
@@ -58,6 +60,7 @@ impl GuardCode {
             GuardCode::TicketSourceUnavailable => "TICKET_SOURCE_UNAVAILABLE",
             GuardCode::CascadeBlocked => "CASCADE_BLOCKED",
             GuardCode::ClusterUnavailable => "CLUSTER_UNAVAILABLE",
+            GuardCode::Excluded => "EXCLUDED",
         }
     }
 
@@ -65,7 +68,10 @@ impl GuardCode {
     pub fn denies(self) -> bool {
         !matches!(
             self,
-            GuardCode::Allow | GuardCode::AllowWithCooldown | GuardCode::BreakGlass
+            GuardCode::Allow
+                | GuardCode::AllowWithCooldown
+                | GuardCode::BreakGlass
+                | GuardCode::Excluded
         )
     }
 }

@@ -8,7 +8,7 @@ use crate::names::AuthorizerName;
 use prometheus_client::metrics::counter::Counter;
 
 /// Every code an assessment can carry.
-const CODES: [GuardCode; 14] = [
+const CODES: [GuardCode; 15] = [
     GuardCode::Allow,
     GuardCode::AllowWithCooldown,
     GuardCode::BreakGlass,
@@ -23,6 +23,7 @@ const CODES: [GuardCode; 14] = [
     GuardCode::TicketSourceUnavailable,
     GuardCode::CascadeBlocked,
     GuardCode::ClusterUnavailable,
+    GuardCode::Excluded,
 ];
 
 /// The series of one guard.

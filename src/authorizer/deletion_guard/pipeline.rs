@@ -9,14 +9,15 @@ use super::conclusion::{self, Finding};
 use super::error::GuardError;
 use super::metrics::GuardMetrics;
 use super::objects::{self, ObjectFacts};
+use super::scope::{self, Scope};
 use super::state::GuardShared;
 use super::tickets::{self, Demand, Ticketed};
-use super::{gates, rate, risk, scope, windows};
+use super::{gates, rate, risk, windows};
 use crate::authorizer::metrics::Families;
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
 use crate::config::model::guard::{Level, Mode};
-use crate::decision::{Decision, Verdict};
-use crate::names::AuthorizerName;
+use crate::decision::{Decision, Reason, Verdict};
+use crate::names::{AuthorizerName, Code};
 use crate::object::ObjectContext;
 use std::sync::Arc;
 
@@ -38,10 +39,22 @@ impl DeletionGuard {
     /// a reason when the review is none of the guard's business, else the verdict of the first
     /// gate that stops it (or of none).
     pub fn judge(&self, input: &Input) -> Result<Verdict, AuthorizerError> {
-        let Some(target) = scope::target(&self.shared.spec, &input.review) else {
-            return Ok(Verdict::bare(Decision::NoOpinion));
+        match scope::scope(&self.shared.spec, &input.review) {
+            Scope::Outside => Ok(Verdict::bare(Decision::NoOpinion)),
+            Scope::Excluded(why) => Ok(self.excluded(why)),
+            Scope::Judged(target) => Ok(self.conclude(input, target, None)?),
+        }
+    }
+
+    /// NoOpinion with an `EXCLUDED` reason, counted: an exclusion leaves a trace.
+    fn excluded(&self, why: String) -> Verdict {
+        self.metrics.record(GuardCode::Excluded);
+        let reason = Reason {
+            rule: None,
+            message: why,
+            code: Code::new(GuardCode::Excluded.as_str()).ok(),
         };
-        Ok(self.conclude(input, target, None)?)
+        Verdict::new(Decision::NoOpinion, reason)
     }
 
     /// Judges one admission request (the validation ring): the object's facts are gathered from
@@ -52,8 +65,10 @@ impl DeletionGuard {
         ctx: &ObjectContext,
     ) -> Result<Verdict, AuthorizerError> {
         let spec = &self.shared.spec;
-        let Some(target) = scope::admission_target(spec, &input.review, ctx.operation) else {
-            return Ok(Verdict::bare(Decision::NoOpinion));
+        let target = match scope::admission_scope(spec, &input.review, ctx.operation) {
+            Scope::Outside => return Ok(Verdict::bare(Decision::NoOpinion)),
+            Scope::Excluded(why) => return Ok(self.excluded(why)),
+            Scope::Judged(target) => target,
         };
         match objects::gather(spec, ctx, &target).await {
             Ok(Some(facts)) => Ok(self.conclude(input, target, Some(facts))?),

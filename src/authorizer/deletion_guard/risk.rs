@@ -5,9 +5,12 @@
 //! else > 0 +10, an Ingress reaching the target +15, bound volumes affected +20; business
 //! hours +10).
 //!
-//! The protection level is the highest of every source naming the target: the protected
-//! namespace and resource rules and, at admission, the protection label on the object and on
-//! its namespace (for an UPDATE that lowers the label: the stored level). It counts once.
+//! The protection has two sides that add up, as they always have in the authorization ring: the
+//! namespace's (the protected namespace rules and, at admission, the protection label on the
+//! namespace: the higher wins) and the object's (the protected resource rules and, at admission,
+//! the protection label on the object, or for an UPDATE that lowers it the stored level: the
+//! higher wins). The target's protection level, which tickets and trusted principals are measured
+//! against, is the higher of the two.
 
 use super::assessment::RiskLevel;
 use super::objects::ObjectFacts;
@@ -55,10 +58,14 @@ pub(super) fn assess(
         score += points;
         reasons.push(format!("{reason} +{points}"));
     };
-    let protection = protection(spec, target, facts);
-    if let Some((level, source)) = &protection {
+    let sides = [
+        namespace_side(spec, target, facts),
+        object_side(spec, target, facts),
+    ];
+    for (level, source) in sides.iter().flatten() {
         add(w.level(*level), format!("{}: {source}", level.as_str()));
     }
+    let protection = sides.iter().flatten().map(|(l, _)| *l).max();
     // A Namespace's deletion, not an update of it (an UPDATE lowering its label, or an
     // `updateResources` entry for namespaces).
     let deletion = matches!(target.verb, "delete" | "deletecollection");
@@ -75,7 +82,7 @@ pub(super) fn assess(
     Risk {
         score,
         level: grade(score, spec.thresholds),
-        protection: protection.map(|(l, _)| l),
+        protection,
         reasons,
         impact,
     }
@@ -117,44 +124,90 @@ fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) ->
     }
 }
 
-/// The highest protection level of every source naming the target, with the first source
-/// giving it.
-fn protection(
+/// The namespace side of the protection: the higher of the protected namespace rules and (at
+/// admission) the protection label on the namespace (for a Namespace target: its own label),
+/// with the source giving it.
+fn namespace_side(
     spec: &GuardSpec,
     target: &Target<'_>,
     facts: Option<&ObjectFacts>,
 ) -> Option<(Level, String)> {
-    let mut best: Option<(Level, String)> = None;
-    let mut offer = |level: Option<Level>, source: &dyn Fn() -> String| {
-        if let Some(l) = level
-            && best.as_ref().is_none_or(|(b, _)| l > *b)
-        {
-            best = Some((l, source()));
-        }
-    };
-    offer(namespace_level(spec, target), &|| {
+    let mut side = Highest::default();
+    side.offer(namespace_level(spec, target), || {
         format!("protected namespace {}", target.namespace)
     });
-    offer(resource_level(spec, target), &|| {
+    if let Some(l) = facts.and_then(|f| f.namespace_label.as_ref()) {
+        side.offer(Some(l.level), || {
+            format!(
+                "label {}={} on namespace {}",
+                label_key(spec),
+                l.value,
+                target.namespace
+            )
+        });
+    }
+    // A Namespace's own label is the label on the namespace: this side, not the object's, or
+    // a rule naming the namespace and its label would count the same namespace twice.
+    if target.is_namespace()
+        && let Some(f) = facts
+    {
+        own_label(spec, f, &mut side, || {
+            format!("namespace {}", target.namespace)
+        });
+    }
+    side.0
+}
+
+/// The object side of the protection: the higher of the protected resource rules and (at
+/// admission) the protection label on the object, or the stored level an UPDATE lowers.
+fn object_side(
+    spec: &GuardSpec,
+    target: &Target<'_>,
+    facts: Option<&ObjectFacts>,
+) -> Option<(Level, String)> {
+    let mut side = Highest::default();
+    side.offer(resource_level(spec, target), || {
         format!("protected {}", kind(target))
     });
-    if let Some(f) = facts {
-        let key = spec.objects.protection_label.as_deref().unwrap_or("");
-        if let Some(t) = &f.tampering {
-            offer(Some(t.from), &|| format!("label {key} lowered"));
-        }
-        if let Some(l) = &f.label {
-            offer(Some(l.level), &|| {
-                format!("label {key}={} on {}", l.value, kind(target))
-            });
-        }
-        if let Some(l) = &f.namespace_label {
-            offer(Some(l.level), &|| {
-                format!("label {key}={} on namespace {}", l.value, target.namespace)
-            });
+    if !target.is_namespace()
+        && let Some(f) = facts
+    {
+        own_label(spec, f, &mut side, || kind(target));
+    }
+    side.0
+}
+
+/// The target's own protection label (`on` names the target), or the stored level an UPDATE
+/// lowers.
+fn own_label(spec: &GuardSpec, f: &ObjectFacts, side: &mut Highest, on: impl Fn() -> String) {
+    if let Some(t) = &f.tampering {
+        side.offer(Some(t.from), || {
+            format!("label {} lowered", label_key(spec))
+        });
+    }
+    if let Some(l) = &f.label {
+        side.offer(Some(l.level), || {
+            format!("label {}={} on {}", label_key(spec), l.value, on())
+        });
+    }
+}
+
+/// The highest level offered, with the first source that gave it.
+#[derive(Default)]
+struct Highest(Option<(Level, String)>);
+
+impl Highest {
+    fn offer(&mut self, level: Option<Level>, source: impl FnOnce() -> String) {
+        if let Some(l) = level
+            && self.0.as_ref().is_none_or(|(best, _)| l > *best)
+        {
+            self.0 = Some((l, source()));
         }
     }
-    best
+}
+
+fn label_key(spec: &GuardSpec) -> &str {
+    spec.objects.protection_label.as_deref().unwrap_or("")
 }
 
 /// The highest level of the protected namespace rules naming the target's namespace.

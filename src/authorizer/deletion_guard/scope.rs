@@ -35,8 +35,45 @@ impl Target<'_> {
     }
 }
 
-/// The target of a review the guard looks at; `None` when the review is none of its business.
-pub(super) fn target<'a>(spec: &GuardSpec, review: &'a Review) -> Option<Target<'a>> {
+/// What the guard makes of a review.
+#[derive(Debug)]
+pub(super) enum Scope<'a> {
+    /// None of its business (not destructive, a subresource): no reason, no trace.
+    Outside,
+    /// Destructive, but an exclusion covers it: NoOpinion with an `EXCLUDED` reason saying which.
+    Excluded(String),
+    /// The guard judges it.
+    Judged(Target<'a>),
+}
+
+impl<'a> Scope<'a> {
+    fn of(spec: &GuardSpec, target: Option<Target<'a>>) -> Self {
+        match target {
+            None => Scope::Outside,
+            Some(t) => match excluded(spec, &t) {
+                Some(why) => Scope::Excluded(why),
+                None => Scope::Judged(t),
+            },
+        }
+    }
+}
+
+/// What the guard makes of a SubjectAccessReview.
+pub(super) fn scope<'a>(spec: &GuardSpec, review: &'a Review) -> Scope<'a> {
+    Scope::of(spec, destructive_target(spec, review))
+}
+
+/// What the guard makes of an admission request.
+pub(super) fn admission_scope<'a>(
+    spec: &GuardSpec,
+    review: &'a Review,
+    operation: Operation,
+) -> Scope<'a> {
+    Scope::of(spec, admission_request_target(review, operation))
+}
+
+/// The target of a destructive review, before exclusions.
+fn destructive_target<'a>(spec: &GuardSpec, review: &'a Review) -> Option<Target<'a>> {
     let ra = review.spec().resource_attributes.as_ref()?;
     let verb = ra.verb.as_deref().unwrap_or("");
     let group = ra.group.as_deref().unwrap_or("");
@@ -47,18 +84,13 @@ pub(super) fn target<'a>(spec: &GuardSpec, review: &'a Review) -> Option<Target<
     {
         return None;
     }
-    let target = described(review, verb);
-    (!excluded(spec, &target)).then_some(target)
+    Some(described(review, verb))
 }
 
-/// The target of an admission request the validation ring looks at: a DELETE of an object, or
-/// an UPDATE of one (the ring then only looks for a lowered protection label), outside the
-/// exclusions; `None` for a subresource or an excluded requester or namespace.
-pub(super) fn admission_target<'a>(
-    spec: &GuardSpec,
-    review: &'a Review,
-    operation: Operation,
-) -> Option<Target<'a>> {
+/// The target of an admission request the validation ring looks at, before exclusions: a
+/// DELETE of an object, or an UPDATE of one (the ring then only looks for a lowered protection
+/// label); `None` for a subresource.
+fn admission_request_target(review: &Review, operation: Operation) -> Option<Target<'_>> {
     let ra = review.spec().resource_attributes.as_ref()?;
     let verb = ra.verb.as_deref().unwrap_or("");
     let expected = match operation {
@@ -68,8 +100,7 @@ pub(super) fn admission_target<'a>(
     if verb != expected || ra.subresource.as_deref().is_some_and(|s| !s.is_empty()) {
         return None;
     }
-    let target = described(review, verb);
-    (!excluded(spec, &target)).then_some(target)
+    Some(described(review, verb))
 }
 
 /// The target a review describes (its resource attributes are set).
@@ -109,14 +140,19 @@ fn destructive(spec: &GuardSpec, verb: &str, group: &str, resource: &str) -> boo
     }
 }
 
-/// Whether the namespace, the user or one of its groups is excluded (the control plane's always
-/// are).
-fn excluded(spec: &GuardSpec, t: &Target<'_>) -> bool {
-    pattern::any(&spec.excluded_namespaces, t.namespace)
-        || spec.excluded_principals.contains(t.user, t.groups)
-        || t.groups
-            .iter()
-            .any(|g| DEFAULT_EXCLUDED_GROUPS.contains(&g.as_str()))
+/// Which exclusion covers the target, if one does: its namespace, its user or one of its groups
+/// (the control plane's always are).
+fn excluded(spec: &GuardSpec, t: &Target<'_>) -> Option<String> {
+    if pattern::any(&spec.excluded_namespaces, t.namespace) {
+        return Some(format!("namespace {} is excluded", t.namespace));
+    }
+    if spec.excluded_principals.contains(t.user, t.groups) {
+        return Some(format!("requester {} is excluded", t.user));
+    }
+    t.groups
+        .iter()
+        .find(|g| DEFAULT_EXCLUDED_GROUPS.contains(&g.as_str()))
+        .map(|g| format!("group {g} is excluded"))
 }
 
 fn is_namespace(group: &str, resource: &str) -> bool {

@@ -320,7 +320,19 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
     let enforce = guard("Enforce", dir.path(), "tickets.yaml");
     let observe = guard("Observe", dir.path(), "tickets.yaml");
 
-    // Out of scope: no reason at all.
+    // Out of scope (not destructive): no reason at all.
+    let v = enforce
+        .judge(&Input::new(
+            crate::review::decode(
+                br#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"verb":"get","resource":"pods","namespace":"default"}}}"#,
+            )
+            .unwrap(),
+            at(NOW),
+        ))
+        .unwrap();
+    assert_eq!(v, Verdict::bare(Decision::NoOpinion));
+
+    // Excluded (the nodes' group): NoOpinion, with a reason naming the exclusion.
     let v = enforce
         .judge(&delete(
             "default",
@@ -330,7 +342,15 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
             None,
         ))
         .unwrap();
-    assert_eq!(v, Verdict::bare(Decision::NoOpinion));
+    let reason = v.reason.unwrap();
+    assert_eq!(v.decision, Decision::NoOpinion);
+    assert_eq!(
+        (
+            reason.message.as_str(),
+            reason.code.as_ref().map(|c| c.as_str())
+        ),
+        ("group system:nodes is excluded", Some("EXCLUDED"))
+    );
 
     // Not protected, no score: the suffix has no reasons.
     let got = judged(

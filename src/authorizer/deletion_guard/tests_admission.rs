@@ -202,9 +202,19 @@ async fn try_judge(g: &DeletionGuard, input: &Input) -> Result<Option<Judged>, A
         .authorize(input, Deadline::after(Duration::from_secs(5)))
         .await?;
     let Some(detail) = v.detail else {
+        // Out of scope: silent, or (an exclusion) a reason with the code EXCLUDED.
         assert_eq!(v.decision, Decision::NoOpinion);
-        assert_eq!(v.reason, None);
-        return Ok(None);
+        let Some(reason) = v.reason else {
+            return Ok(None);
+        };
+        return Ok(Some(Judged {
+            decision: v.decision,
+            message: reason.message,
+            code: reason.code.unwrap().as_str().to_owned(),
+            assessment: Value::Null,
+            annotations: BTreeMap::new(),
+            observed: false,
+        }));
     };
     let reason = v.reason.unwrap();
     Ok(Some(Judged {
@@ -541,10 +551,12 @@ fn configured_weights_replace_the_model() {
     );
 }
 
-/// The protection level is the highest of the object's label, its namespace's label and the
-/// configured names, and it counts once.
+/// The protection has two sides that add up (issue 11's merge of the rings): the namespace's
+/// (protected namespace rules, the namespace's label: the higher wins) and the object's
+/// (protected resource rules, the object's label: the higher wins); the target's level is the
+/// higher side.
 #[test]
-fn the_namespace_label_and_configured_names_count_once_at_the_highest_level() {
+fn each_side_counts_once_at_its_highest_level_and_the_sides_add_up() {
     let dir = tempfile::tempdir().unwrap();
     let g = guard(
         dir.path(),
@@ -555,30 +567,91 @@ fn the_namespace_label_and_configured_names_count_once_at_the_highest_level() {
         namespace_level: Some("critical"),
         ..Fixed::default()
     };
+    let object_label = |l: &str| format!("{l}: label {LABEL}={l} on deployments.apps web");
+    let rows = [
+        // The namespace's label (critical) beats its rule (high); the object adds its standard.
+        (
+            Some("standard"),
+            &critical_ns,
+            vec![
+                (
+                    format!("critical: label {LABEL}=critical on namespace shop"),
+                    w.critical,
+                ),
+                (object_label("standard"), 0),
+            ],
+            "critical",
+        ),
+        // Without the namespace label, the rule (high) is the namespace side.
+        (
+            Some("standard"),
+            &Fixed::default(),
+            vec![
+                ("high: protected namespace shop".to_owned(), w.high),
+                (object_label("standard"), 0),
+            ],
+            "high",
+        ),
+        // Both sides protected: they add up; the target is at the higher one.
+        (
+            Some("high"),
+            &critical_ns,
+            vec![
+                (
+                    format!("critical: label {LABEL}=critical on namespace shop"),
+                    w.critical,
+                ),
+                (object_label("high"), w.high),
+            ],
+            "critical",
+        ),
+    ];
+    for (label, view, parts, protection) in rows {
+        let j = judge(&g, &Request::delete(web(label, None)), view, OUT_OF_HOURS);
+        let score: u32 = parts.iter().map(|(_, p)| p).sum();
+        assert_eq!(j.assessment["riskReasons"], json!(reasons(&parts)));
+        assert_eq!(j.assessment["riskScore"], score);
+        assert_eq!(j.assessment["protection"], protection);
+    }
+}
+
+/// A Namespace's own label is the namespace side of its protection (the protection label on
+/// the namespace), so with a protected namespace rule naming it the higher wins: the same
+/// namespace is not counted twice.
+#[test]
+fn a_namespace_label_and_a_rule_naming_that_namespace_count_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    protectedNamespaces: [{names: [shop], level: high}]\n",
+    );
+    let w = RiskWeights::default();
     let j = judge(
         &g,
-        &Request::delete(web(Some("standard"), None)),
-        &critical_ns,
-        OUT_OF_HOURS,
-    );
-    assert_eq!(
-        j.assessment["riskReasons"],
-        json!([format!(
-            "critical: label {LABEL}=critical on namespace shop +{}",
-            w.critical
-        )])
-    );
-    assert_eq!(j.assessment["protection"], "critical");
-    // Without the namespace label, the configured namespace (high) beats the object's standard.
-    let j = judge(
-        &g,
-        &Request::delete(web(Some("standard"), None)),
+        &namespace_delete(Some("critical"), None),
         &Fixed::default(),
         OUT_OF_HOURS,
     );
+    let parts = [
+        (
+            format!("critical: label {LABEL}=critical on namespace shop"),
+            w.critical,
+        ),
+        ("namespace deletion".to_owned(), w.namespace_deletion),
+    ];
+    assert_eq!(j.assessment["riskReasons"], json!(reasons(&parts)));
+    assert_eq!(j.assessment["riskScore"], w.critical + w.namespace_deletion);
+    // Lowering that label is judged at the namespace's old level, once, too.
+    let lowered = Request {
+        new: Some(namespace_object(Some("standard"), None)),
+        operation: "UPDATE",
+        ..namespace_delete(Some("critical"), None)
+    };
+    let j = judge(&g, &lowered, &Fixed::default(), OUT_OF_HOURS);
+    assert_eq!(j.code, "MISSING_TICKET");
     assert_eq!(
         j.assessment["riskReasons"],
-        json!([format!("high: protected namespace shop +{}", w.high)])
+        json!([format!("critical: label {LABEL} lowered +{}", w.critical)])
     );
 }
 
@@ -1077,11 +1150,15 @@ fn break_glass_trusted_and_excluded_requesters_at_admission() {
         ..Request::delete(web(Some("critical"), None))
     };
     assert_eq!(judge(&g, &trusted, &view, IN_HOURS).code, "ALLOW");
-    // The control plane is excluded: not judged at all.
+    // The control plane is excluded: not judged, with a trace (EXCLUDED) and no annotations.
     let gc = Request {
         user: "system:serviceaccount:kube-system:generic-garbage-collector",
         ..Request::delete(web(Some("critical"), None))
     };
-    let input = gc.input(&view, IN_HOURS);
-    assert!(block_on(try_judge(&g, &input)).unwrap().is_none());
+    let j = judge(&g, &gc, &view, IN_HOURS);
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::NoOpinion, "EXCLUDED")
+    );
+    assert!(j.annotations.is_empty());
 }

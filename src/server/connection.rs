@@ -1,0 +1,221 @@
+//! One served connection, from its first bytes to its close: the idle timeout (a connection
+//! with no request in flight for `idle_timeout` is shut down gracefully: HTTP/2 sends GOAWAY,
+//! HTTP/1.1 closes after the current exchange), the shutdown drain (every connection is told to
+//! finish its in-flight requests; [`Drain::wait`] resolves when the last one is gone), and the
+//! connection slot it holds until it closes (the listener's cap, see `server.rs`).
+
+use super::preface;
+use super::routes::{self, AppState, ConnectionInfo};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
+use tokio::time::Instant;
+
+/// Tells connections to drain and waits until they have.
+#[derive(Debug)]
+pub(super) struct Drain {
+    signal: watch::Sender<bool>,
+    alive: mpsc::Sender<()>,
+    gone: mpsc::Receiver<()>,
+}
+
+/// What a connection task holds of the drain: the signal, and a token whose drop says "gone".
+#[derive(Debug, Clone)]
+pub(super) struct DrainHandle {
+    signal: watch::Receiver<bool>,
+    _alive: mpsc::Sender<()>,
+}
+
+impl Drain {
+    /// A drain with no connection yet.
+    pub(super) fn new() -> Self {
+        let (signal, _) = watch::channel(false);
+        let (alive, gone) = mpsc::channel(1);
+        Self {
+            signal,
+            alive,
+            gone,
+        }
+    }
+
+    /// The handle a new connection task keeps.
+    pub(super) fn handle(&self) -> DrainHandle {
+        DrainHandle {
+            signal: self.signal.subscribe(),
+            _alive: self.alive.clone(),
+        }
+    }
+
+    /// Tells every connection to finish and resolves when the last one has closed.
+    pub(super) async fn wait(self) {
+        let Drain {
+            signal,
+            alive,
+            mut gone,
+        } = self;
+        let _ = signal.send(true);
+        drop(alive);
+        // `recv` yields `None` once every handle's sender is dropped; nothing is ever sent.
+        while gone.recv().await.is_some() {}
+    }
+}
+
+/// How one connection is served.
+#[derive(Debug, Clone)]
+pub(super) struct ConnectionSettings {
+    /// hyper's HTTP/1.1 and HTTP/2 builder.
+    pub(super) builder: Arc<auto::Builder<TokioExecutor>>,
+    /// How long the first bytes may take.
+    pub(super) header_read_timeout: Duration,
+    /// How long a connection may sit with no request in flight.
+    pub(super) idle_timeout: Duration,
+}
+
+/// Requests in flight on one connection and when the last one ended.
+#[derive(Debug)]
+struct Activity {
+    started: Instant,
+    in_flight: AtomicUsize,
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long the connection has had nothing in flight (zero while a request runs).
+    fn idle_for(&self) -> Duration {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return Duration::ZERO;
+        }
+        let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+        self.started.elapsed().saturating_sub(last)
+    }
+}
+
+/// Counts one request in flight for as long as it lives (also when its future is dropped).
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn start(activity: &Arc<Activity>) -> Self {
+        activity.in_flight.fetch_add(1, Ordering::Relaxed);
+        Self(activity.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A connection's slot under the listener's cap, counted in `warrant_http_open_connections`
+/// from the moment it is served until it closes.
+struct OpenConnection {
+    _slot: OwnedSemaphorePermit,
+    gauge: prometheus_client::metrics::gauge::Gauge,
+}
+
+impl OpenConnection {
+    fn new(slot: OwnedSemaphorePermit, state: &AppState) -> Self {
+        let gauge = state.metrics.open_connections().clone();
+        gauge.inc();
+        Self { _slot: slot, gauge }
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
+}
+
+/// Serves one connection in its own task, holding `slot` until it closes.
+pub(super) fn spawn<I>(
+    settings: &ConnectionSettings,
+    drain: DrainHandle,
+    slot: OwnedSemaphorePermit,
+    state: Arc<AppState>,
+    info: ConnectionInfo,
+    io: I,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let settings = settings.clone();
+    tokio::spawn(async move {
+        let _slot = OpenConnection::new(slot, &state);
+        // Until its first bytes arrive, a connection is not drained: a silent one neither
+        // delays the drain nor outlives the header-read timeout.
+        let io = match preface::read_ahead(io, settings.header_read_timeout).await {
+            Ok(io) => io,
+            Err(e) => {
+                tracing::debug!(error = %e, "connection dropped before a request");
+                return;
+            }
+        };
+        serve(settings, drain, state, info, io).await;
+    });
+}
+
+async fn serve<I>(
+    settings: ConnectionSettings,
+    mut drain: DrainHandle,
+    state: Arc<AppState>,
+    info: ConnectionInfo,
+    io: I,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let activity = Arc::new(Activity::new());
+    let tracked = activity.clone();
+    let service = service_fn(move |req| {
+        let state = state.clone();
+        let in_flight = InFlight::start(&tracked);
+        async move {
+            let resp = routes::serve(state, info, req).await;
+            drop(in_flight);
+            Ok::<_, Infallible>(resp)
+        }
+    });
+    let conn = settings.builder.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    let check = (settings.idle_timeout / 4).max(Duration::from_millis(100));
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+                return;
+            }
+            _ = drain.signal.changed(), if !closing => {
+                conn.as_mut().graceful_shutdown();
+                closing = true;
+            }
+            _ = tokio::time::sleep(check), if !closing => {
+                if activity.idle_for() >= settings.idle_timeout {
+                    tracing::debug!(idle = ?settings.idle_timeout, "closing an idle connection");
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+            }
+        }
+    }
+}

@@ -114,8 +114,10 @@ impl Cache {
         watch::spawn_all(self, &client)
     }
 
-    /// The watches run (or, in tests, are fed by hand).
-    pub(super) fn mark_watching(&self) {
+    /// Tests and benches only: the cache is fed by hand through [`watch::Feeder`]s, as if
+    /// its watches ran (it is still not ready until every resource has listed).
+    #[doc(hidden)]
+    pub fn mark_watching(&self) {
         *lock(&self.phase) = Phase::Watching;
     }
 

@@ -122,7 +122,7 @@ impl FileView {
         let documents = decode(path, &text)?;
         for (n, document) in documents.into_iter().enumerate() {
             let place = format!("document {}", n + 1);
-            self.read_document(document, &place, i)
+            self.read_document(document, i)
                 .map_err(|message| FilesError::Object {
                     path: path.to_path_buf(),
                     place,
@@ -132,7 +132,7 @@ impl FileView {
         Ok(())
     }
 
-    fn read_document(&mut self, doc: Value, place: &str, i: &mut Interner) -> Result<(), String> {
+    fn read_document(&mut self, doc: Value, i: &mut Interner) -> Result<(), String> {
         if doc.is_null() {
             return Ok(());
         }
@@ -152,7 +152,7 @@ impl FileView {
                 {
                     return Err(format!("item {}: a list inside a list", m + 1));
                 }
-                self.read_document(item, place, i)
+                self.read_document(item, i)
                     .map_err(|e| format!("item {}: {e}", m + 1))?;
             }
             return Ok(());
@@ -214,9 +214,9 @@ fn workload_meta(m: &Meta, i: &mut Interner) -> Option<Projected<super::body::Wo
 /// Puts a namespaced object that names no namespace in `default`.
 fn default_namespace(object: &mut Value) {
     if let Some(Value::Object(meta)) = object.get_mut("metadata")
-        && !meta
+        && meta
             .get("namespace")
-            .is_some_and(|n| n.as_str().is_some_and(|n| !n.is_empty()))
+            .is_none_or(|n| n.as_str().is_none_or(str::is_empty))
     {
         meta.insert("namespace".into(), Value::String("default".into()));
     }

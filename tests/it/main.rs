@@ -6,6 +6,8 @@ mod bad_configs;
 mod binary;
 mod cel;
 mod cel_diff;
+mod cluster;
+mod cluster_apiserver;
 mod guard;
 mod http;
 mod reload;

@@ -212,8 +212,8 @@ func TestRingCriticalDeploymentNeedsTicket(t *testing.T) {
 	})
 	model := func(at time.Time) expected {
 		return usersModel.assess(exposure{
-			level: "critical", levelSource: protectionLabel + "=critical",
-			pods: 25, ingresses: []string{ns + "/" + name}, ingressPods: 25, volumes: 1,
+			object: side{"critical", protectionLabel + "=critical"},
+			pods:   25, ingresses: []string{ns + "/" + name}, ingressPods: 25, volumes: 1,
 			inBusiness: within(at, ringDayStart, ringDayEnd),
 		})
 	}
@@ -301,7 +301,7 @@ func TestRingStandardNamespaceAllows(t *testing.T) {
 	if !rec.Allowed || g == nil || g.Code != "ALLOW" {
 		t.Fatalf("warrant-admission's record: %+v / %+v", rec, g)
 	}
-	want := usersModel.assess(exposure{level: "standard", levelSource: "namespace " + ns, pods: 3,
+	want := usersModel.assess(exposure{namespace: side{"standard", "namespace " + ns}, pods: 3,
 		inBusiness: within(rec.Time, ringDayStart, ringDayEnd)})
 	want.check(t, g)
 	ev := waitFor(t, ma, "the delete", func(e apiEvent) bool { return e.is("delete", "deployments", ns, name) })
@@ -410,7 +410,7 @@ func TestRingLabelRemovalNeedsTicket(t *testing.T) {
 		if !rec.Denied || g == nil || g.Code != "MISSING_TICKET" || g.Protection != "critical" {
 			t.Fatalf("warrant-admission's record: %+v / %+v", rec, g)
 		}
-		usersModel.assess(exposure{level: "critical", levelSource: protectionLabel, inBusiness: within(rec.Time, ringDayStart, ringDayEnd)}).check(t, g)
+		usersModel.assess(exposure{object: side{"critical", protectionLabel}, inBusiness: within(rec.Time, ringDayStart, ringDayEnd)}).check(t, g)
 		ev := waitFor(t, ma, "the label change", func(e apiEvent) bool { return e.is("patch", "deployments", ns, name) })
 		wantEvent(t, ev, 403, hook, g)
 	}
@@ -448,7 +448,7 @@ func TestRingObserveModeAdmitsEverything(t *testing.T) {
 	if !rec.Allowed || g == nil || g.Code != "OBSERVED_MISSING_TICKET" || g.Mode != "Observe" {
 		t.Fatalf("warrant-admission's record: %+v / %+v", rec, g)
 	}
-	usersModel.assess(exposure{level: "critical", levelSource: protectionLabel + "=critical", pods: 2,
+	usersModel.assess(exposure{object: side{"critical", protectionLabel + "=critical"}, pods: 2,
 		inBusiness: within(rec.Time, ringDayStart, ringDayEnd)}).check(t, g)
 	wantEvent(t, waitFor(t, ma, "the observed delete", func(e apiEvent) bool { return e.is("delete", "deployments", ns, "spare") }), 200, hook, g)
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "observed, not enforced") || !strings.Contains(warnings[0], "[OBSERVED_MISSING_TICKET]") {

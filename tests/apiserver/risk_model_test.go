@@ -22,7 +22,7 @@ type riskModel struct {
 	medium, highAt, criticalAt int
 }
 
-// usersModel: critical +40, high +20; Namespace deletion +30; running pods >= 20 -> +20, else
+// usersModel: critical +40, high +20 (the namespace's side and the object's side add up); Namespace deletion +30; running pods >= 20 -> +20, else
 // > 0 -> +10; an Ingress reaching the target +15 (120 QPS per pod it reaches); bound volumes
 // +20; business hours +10; LOW < 25 <= MEDIUM < 50 <= HIGH < 80 <= CRITICAL.
 var usersModel = riskModel{
@@ -32,15 +32,19 @@ var usersModel = riskModel{
 	medium: 25, highAt: 50, criticalAt: 80,
 }
 
-// exposure is what the model scores: the target's protection and what deleting it takes down.
+// side is one side of a target's protection, namespace or object: its level ("critical",
+// "high", "standard"; "" unprotected) and a fragment of the reason naming its source.
+type side struct{ level, source string }
+
+// exposure is what the model scores: the target's protection, whose namespace and object sides
+// add up, and what deleting it takes down.
 type exposure struct {
-	level       string // "critical", "high", "standard" or "" (unprotected)
-	levelSource string // a fragment of the protection reason (`label ... on namespace x`)
-	pods        int    // running pods affected
-	ingresses   []string
-	ingressPods int // pods an Ingress reaches
-	volumes     int // bound PersistentVolumeClaims affected
-	inBusiness  bool
+	namespace, object side
+	pods              int // running pods affected
+	ingresses         []string
+	ingressPods       int // pods an Ingress reaches
+	volumes           int // bound PersistentVolumeClaims affected
+	inBusiness        bool
 }
 
 // factor is one reason the score is made of: its points and fragments its text must carry.
@@ -59,13 +63,15 @@ type expected struct {
 
 func (m riskModel) assess(x exposure) expected {
 	var fs []factor
-	switch x.level {
-	case "critical":
-		fs = append(fs, factor{m.critical, []string{"critical", x.levelSource}})
-	case "high":
-		fs = append(fs, factor{m.high, []string{"high", x.levelSource}})
-	case "standard":
-		fs = append(fs, factor{0, []string{"standard", x.levelSource}})
+	for _, sd := range []side{x.namespace, x.object} {
+		switch sd.level {
+		case "critical":
+			fs = append(fs, factor{m.critical, []string{"critical", sd.source}})
+		case "high":
+			fs = append(fs, factor{m.high, []string{"high", sd.source}})
+		case "standard":
+			fs = append(fs, factor{0, []string{"standard", sd.source}})
+		}
 	}
 	switch {
 	case x.pods >= m.manyPodsAt:

@@ -309,6 +309,59 @@ func TestRingStandardNamespaceAllows(t *testing.T) {
 	t.Logf("ALLOW risk=%s score=%d (%s)", g.RiskLevel, g.RiskScore, strings.Join(g.RiskReasons, ", "))
 }
 
+// The shipped matchConditions keep the control plane and warrant's own service account away
+// from the validation ring: the garbage collector (kube-system, allowed by the bootstrap RBAC
+// role) and warrant itself delete critical Deployments without a call to warrant.
+func TestRingControlPlaneIsNotSent(t *testing.T) {
+	a := E.scenarios
+	setRing(t, "Enforce")
+	const ns = "ring-shop"
+	labelledNamespace(t, a, ns, nil)
+	c := sre(t, a, nil)
+	critical := map[string]string{protectionLabel: "critical"}
+	bindClusterAdmin(t, a, ns, "warrant-sa-admin", rbacv1.Subject{Kind: "ServiceAccount", Name: "warrant", Namespace: "warrant-system"})
+	ids := []struct {
+		name, user string
+		groups     []string
+	}{
+		{"gc-target", "system:serviceaccount:kube-system:generic-garbage-collector", []string{"system:serviceaccounts", "system:serviceaccounts:kube-system"}},
+		{"warrant-target", "system:serviceaccount:warrant-system:warrant", []string{"system:serviceaccounts", "system:serviceaccounts:warrant-system"}},
+	}
+	for _, id := range ids {
+		workload{ns: ns, name: id.name, labels: critical}.build(t, a)
+	}
+	if expectedHook(t, a, "DELETE", "apps", "deployments", ns, critical) == "" {
+		t.Fatalf("no shipped webhook covers a labelled Deployment")
+	}
+	mw, ma := markLog(E.ring.audit), markLog(E.ring.apiAudit)
+	for _, id := range ids {
+		who := impersonating(t, a, id.user, id.groups...)
+		eventually(t, 10*time.Second, id.user+" deletes "+id.name, func() error {
+			return who.AppsV1().Deployments(ns).Delete(ctx(t), id.name, metav1.DeleteOptions{})
+		})
+	}
+	// A marker that does reach warrant-admission: once its record is written, any record of the
+	// deletes above would be written too.
+	workload{ns: ns, name: "marker"}.build(t, a)
+	if err := c.AppsV1().Deployments(ns).Delete(ctx(t), "marker", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, mw, "the marker", func(r admissionRecord) bool { return r.is("DELETE", ns, "marker") })
+	for _, r := range readRecords[admissionRecord](mw) {
+		if r.User != ringUser {
+			t.Fatalf("warrant-admission judged a request the shipped matchConditions leave out: %+v", r)
+		}
+	}
+	for _, id := range ids {
+		ev := waitFor(t, ma, id.name, func(e apiEvent) bool {
+			return e.is("delete", "deployments", ns, id.name) && e.ResponseStatus != nil && e.ResponseStatus.Code == 200
+		})
+		if ann := ev.warrantAnnotations(); len(ann) != 0 {
+			t.Fatalf("%s: kube-apiserver recorded warrant annotations for an excluded identity: %v", id.name, ann)
+		}
+	}
+}
+
 // A collection delete sweeping one critical Deployment among unlabelled ones. kube-apiserver runs
 // admission for each object (k8s.io/apiserver registry/generic/registry/store.go DeleteCollection)
 // with --delete-collection-workers (1 here) workers in the order the list returns (by name): a

@@ -6,9 +6,9 @@
 //! strings, an owner-UID -> children index); [`watch`] feeds it from `kube::runtime`
 //! watchers; [`open`] starts them only once the chain needs the cluster.
 
-pub mod body;
 pub mod cache;
 pub mod connect;
+pub mod counters;
 pub mod crd;
 pub mod files;
 pub mod index;
@@ -33,3 +33,4 @@ pub use files::{FileView, FilesError};
 pub use index::Index;
 pub use open::{open_when_needed, warn_unconnected};
 pub use resource::Resource;
+pub use watch::{Watches, start};

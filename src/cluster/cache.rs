@@ -3,13 +3,12 @@
 //! list finishes. A poisoned lock makes the view not ready (never an answer from a store a
 //! panic may have left half-written).
 
+use super::counters::Counters;
 use super::crd;
 use super::index::Index;
 use super::intern::Interner;
-use super::metrics::Counters;
 use super::resource::Resource;
 use super::status::{Limits, WatchHealth};
-use super::watch::{self, Watches};
 use crate::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError, ViewFuture};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
@@ -80,8 +79,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Cache {
-    /// An idle cache: nothing is watched until [`Cache::start`] (the view answers
-    /// [`ViewError::NoCluster`] until [`Cache::connecting`] or `start`).
+    /// An idle cache: nothing is watched until `watch::start` (the view answers
+    /// [`ViewError::NoCluster`] until [`Cache::connecting`] or `watch::start`).
     pub fn new(options: CacheOptions) -> Self {
         Self {
             index: RwLock::new(Index::default()),
@@ -106,17 +105,13 @@ impl Cache {
         }
     }
 
-    /// Starts every watch with `client` (on the current tokio runtime); they run, retrying
-    /// with backoff, until the returned [`Watches`] is dropped.
-    pub fn start(self: &std::sync::Arc<Self>, client: kube::Client) -> Watches {
-        let _ = self.client.set(client.clone());
-        self.mark_watching();
-        watch::spawn_all(self, &client)
+    /// Keeps the client for live calls (the first one given stays).
+    pub fn set_client(&self, client: kube::Client) {
+        let _ = self.client.set(client);
     }
 
-    /// Tests and benches only: the cache is fed by hand through [`watch::Feeder`]s, as if
-    /// its watches ran (it is still not ready until every resource has listed).
-    #[doc(hidden)]
+    /// The watches run (`watch::start`), or, in tests and benches, the cache is fed by hand
+    /// through `watch::Feeder`s (it is still not ready until every resource has listed).
     pub fn mark_watching(&self) {
         *lock(&self.phase) = Phase::Watching;
     }

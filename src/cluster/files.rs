@@ -203,11 +203,11 @@ struct Meta {
     metadata: ObjectMeta,
 }
 
-fn namespace_meta(m: &Meta, i: &mut Interner) -> Option<Projected<super::body::Namespace>> {
+fn namespace_meta(m: &Meta, i: &mut Interner) -> Option<Projected<super::index::Namespace>> {
     project::namespace(&m.metadata, i)
 }
 
-fn workload_meta(m: &Meta, i: &mut Interner) -> Option<Projected<super::body::Workload>> {
+fn workload_meta(m: &Meta, i: &mut Interner) -> Option<Projected<super::index::Workload>> {
     project::workload(&m.metadata, i)
 }
 

@@ -10,44 +10,14 @@
 //! | `warrant_cluster_connect_errors_total` | (the client could not be built) |
 
 use super::cache::Cache;
-use super::resource::Resource;
+use super::counters::ResourceLabels;
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use std::time::Instant;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResourceLabels {
-    resource: &'static str,
-}
-
-/// The counters the watches and the connection increment.
-#[derive(Debug, Clone, Default)]
-pub struct Counters {
-    watch_errors: Family<ResourceLabels, Counter>,
-    connect_errors: Counter,
-}
-
-impl Counters {
-    /// Counts one watch error of `resource`.
-    pub fn watch_error(&self, resource: Resource) {
-        self.watch_errors
-            .get_or_create(&ResourceLabels {
-                resource: resource.plural(),
-            })
-            .inc();
-    }
-
-    /// Counts one failed attempt to build the client.
-    pub fn connect_error(&self) {
-        self.connect_errors.inc();
-    }
-}
 
 /// Registers the cache's families in `registry`.
 pub fn register(cache: &Arc<Cache>, registry: &mut Registry) {
@@ -55,12 +25,12 @@ pub fn register(cache: &Arc<Cache>, registry: &mut Registry) {
     registry.register(
         "warrant_cluster_watch_errors",
         "Errors of the cluster cache's watches (list, watch, decode), by resource",
-        counters.watch_errors.clone(),
+        counters.watch_errors(),
     );
     registry.register(
         "warrant_cluster_connect_errors",
         "Failed attempts to build the cluster client (kubeconfig or service account)",
-        counters.connect_errors.clone(),
+        counters.connect_errors(),
     );
     registry.register_collector(Box::new(Gauges(cache.clone())));
 }
@@ -90,9 +60,7 @@ impl Collector for Gauges {
             MetricType::Gauge,
         )?;
         for (resource, count) in &snapshot.objects {
-            let labels = ResourceLabels {
-                resource: resource.plural(),
-            };
+            let labels = ResourceLabels::of(*resource);
             let count = i64::try_from(*count).unwrap_or(i64::MAX);
             ConstGauge::new(count).encode(objects.encode_family(&labels)?)?;
         }
@@ -103,9 +71,7 @@ impl Collector for Gauges {
             MetricType::Gauge,
         )?;
         for (resource, age) in &snapshot.ages {
-            let labels = ResourceLabels {
-                resource: resource.plural(),
-            };
+            let labels = ResourceLabels::of(*resource);
             ConstGauge::new(age.as_secs_f64()).encode(ages.encode_family(&labels)?)?;
         }
         Ok(())

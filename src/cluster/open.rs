@@ -6,6 +6,7 @@
 
 use super::cache::Cache;
 use super::connect::Source;
+use super::watch;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,7 +45,7 @@ pub async fn open_when_needed(cache: Arc<Cache>, source: Source, needed: impl Fn
             }
         }
     };
-    let _watches = cache.start(client);
+    let _watches = watch::start(&cache, client);
     std::future::pending::<()>().await;
 }
 

@@ -1,7 +1,7 @@
 //! Projection: a decoded object becomes an index entry at once (managedFields, annotations
 //! and everything else the index does not read are dropped with the decoded object).
 
-use super::body::{Claim, Ingress, Namespace, Pod, Service, Workload};
+use super::index::{Claim, Ingress, Namespace, Pod, Service, Workload};
 use super::intern::Interner;
 use super::labels::Labels;
 use super::store::{Key, Object};

@@ -3,13 +3,13 @@
 //! First the affected running pods, by the target's kind: a workload's pods through the owner
 //! chain (Deployment -> ReplicaSet -> Pod, CronJob -> Job -> Pod, ...), a Pod itself, a
 //! Service's selected pods, every pod of a Namespace, a claim's mounting pods, an Ingress's
-//! backends' pods. Then, from those pods: the Services selecting them, the Ingresses whose
+//! backends' pods, and for any other namespaced kind what its stored object's UID owns. Then, from those pods: the Services selecting them, the Ingresses whose
 //! backends are those Services, the pods such an Ingress reaches, and the bound claims they
 //! mount. A Namespace also brings all its Ingresses and bound claims, an Ingress itself, a
 //! bound claim itself, and a StatefulSet the claims of its `volumeClaimTemplates`.
 
-use super::body::{Ingress, Pod, Service};
 use super::index::Index;
+use super::index::{Ingress, Pod, Service};
 use super::intern::Interner;
 use super::labels::Labels;
 use super::project;
@@ -37,11 +37,14 @@ impl Index {
             Some(Resource::PersistentVolumeClaims) => found.claim(target.name, stored),
             Some(Resource::Ingresses) => found.ingress(target.name, stored),
             Some(workload) if workload.workload_slot().is_some() => {
-                found.owned_by(workload, target.name, stored);
+                found.owned_by(Some(workload), target.name, stored);
                 if workload == Resource::StatefulSets {
                     found.claim_templates(target.name, stored);
                 }
             }
+            // Any other namespaced kind (an operator's custom resource owning ReplicaSets,
+            // say): what its stored object's UID owns.
+            _ if !target.namespace.is_empty() => found.owned_by(None, target.name, stored),
             _ => {}
         }
         found.finish()
@@ -160,14 +163,15 @@ impl<'a> Found<'a> {
         }
     }
 
-    /// The running pods `resource/name` owns, transitively (any owner reference counts, as the
+    /// The running pods `resource/name` (found by the stored object's UID, else in the
+    /// cache's store of `resource`) owns, transitively (any owner reference counts, as the
     /// garbage collector follows them all).
-    fn owned_by(&mut self, resource: Resource, name: &str, stored: Option<&Subject>) {
+    fn owned_by(&mut self, resource: Option<Resource>, name: &str, stored: Option<&Subject>) {
         let (ns, index) = (self.namespace, self.index);
         let uid: Option<Arc<str>> = match stored.map(Subject::uid).filter(|u| !u.is_empty()) {
             Some(uid) => Some(Arc::from(uid)),
-            None => index
-                .workload_store(resource)
+            None => resource
+                .and_then(|r| index.workload_store(r))
                 .and_then(|s| s.get(ns, name))
                 .map(|o| o.uid.clone()),
         };

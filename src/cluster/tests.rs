@@ -3,10 +3,10 @@
 //! Namespace), and the cache fed by hand: re-lists keep the store, deletions update the
 //! indexes, readiness, metrics.
 
-use super::body::Workload;
 use super::cache::{Cache, CacheOptions};
 use super::files::FileView;
 use super::index::Index;
+use super::index::Workload;
 use super::intern::Interner;
 use super::project;
 use super::resource::Resource;

@@ -6,9 +6,9 @@
 //! answering. Errors are logged, counted and noted in the watch's health; the watcher retries
 //! with its default backoff (0.8 s doubling to 30 s).
 
-use super::body::Workload;
 use super::cache::Cache;
 use super::index::Body;
+use super::index::Workload;
 use super::intern::Interner;
 use super::project::{self, Projected};
 use super::resource::Resource;
@@ -169,12 +169,20 @@ where
 fn namespace(
     w: &PartialObjectMeta<Namespace>,
     i: &mut Interner,
-) -> Option<Projected<super::body::Namespace>> {
+) -> Option<Projected<super::index::Namespace>> {
     project::namespace(&w.metadata, i)
 }
 
+/// Starts every watch of `cache` with `client` (on the current tokio runtime); they run,
+/// retrying with backoff, until the returned [`Watches`] is dropped.
+pub fn start(cache: &Arc<Cache>, client: kube::Client) -> Watches {
+    cache.set_client(client.clone());
+    cache.mark_watching();
+    spawn_all(cache, &client)
+}
+
 /// Spawns every watch of `cache` with `client`.
-pub fn spawn_all(cache: &Arc<Cache>, client: &kube::Client) -> Watches {
+fn spawn_all(cache: &Arc<Cache>, client: &kube::Client) -> Watches {
     let config = watcher::Config::default();
     let c = || client.clone();
     let running = config.clone().fields("status.phase=Running");

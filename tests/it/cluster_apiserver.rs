@@ -168,7 +168,7 @@ async fn the_cache_follows_a_real_api_server() {
 
     // Cache first, so its watches follow the objects as they come.
     let cache = Arc::new(Cache::new(CacheOptions::default()));
-    let _watches = cache.start(client.clone());
+    let _watches = warrant::cluster::start(&cache, client.clone());
     until("cache sync", Duration::from_secs(30), async || {
         cache.ready().ok()
     })

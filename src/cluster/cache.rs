@@ -34,7 +34,9 @@ impl Default for CacheOptions {
 /// Where the cache is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
-    /// The chain needs no cluster; the view answers [`ViewError::NoCluster`].
+    /// The chain has not needed the cluster yet: nothing is watched, and the view is not ready
+    /// (a chain that gains a DeletionGuard opens the cache within a second; until then its
+    /// admission requests get the guard's failure policy, with this reason).
     Idle,
     /// The chain needs the cluster; the client is being built (the last failure, if any).
     Connecting(Option<String>),
@@ -80,7 +82,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Cache {
     /// An idle cache: nothing is watched until `watch::start` (the view answers
-    /// [`ViewError::NoCluster`] until [`Cache::connecting`] or `watch::start`).
+    /// [`ViewError::NotReady`] until the watches have listed).
     pub fn new(options: CacheOptions) -> Self {
         Self {
             index: RwLock::new(Index::default()),
@@ -157,7 +159,12 @@ impl Cache {
     /// `Ok` when the view answers; else why not.
     fn check(&self, now: Instant) -> Result<(), ViewError> {
         match &*lock(&self.phase) {
-            Phase::Idle => return Err(ViewError::NoCluster),
+            Phase::Idle => {
+                return Err(ViewError::NotReady(
+                    "the cluster cache is not open yet (it opens once the chain has a DeletionGuard)"
+                        .into(),
+                ));
+            }
             Phase::Connecting(None) => {
                 return Err(ViewError::NotReady("connecting to the API server".into()));
             }

@@ -3,7 +3,7 @@
 //! authentication and knows no rules: reviews go to the live chain through [`routes`], admission
 //! requests through `admit`.
 
-mod admit;
+pub mod admit;
 pub mod body;
 pub mod bootstrap;
 pub mod caller;

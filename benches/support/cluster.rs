@@ -19,7 +19,7 @@ pub const REPLICA_SETS: usize = 1000;
 pub const PODS_PER_SET: usize = 10;
 pub const SERVICES: usize = 500;
 
-fn uid(kind: &str, n: usize) -> String {
+pub fn uid(kind: &str, n: usize) -> String {
     format!(
         "{:08x}-{kind:0>4}-4a1b-9c2d-{n:012x}",
         n * 2654435761 % 0xffff_ffff

@@ -59,7 +59,7 @@ pub(super) fn unjudged(operation: AdmissionOperation) -> Answer {
 }
 
 /// The response for a chain answer (see the module documentation).
-pub(super) fn respond(uid: String, answer: &Answer) -> AdmissionResponse {
+pub fn respond(uid: String, answer: &Answer) -> AdmissionResponse {
     let denied = answer.decision == Decision::Deny;
     let mut response = if denied {
         let message = match answer.reason.as_str() {

@@ -81,6 +81,11 @@ pub trait VerdictDetail: fmt::Debug + Send + Sync {
     fn admission_annotations(&self) -> Vec<(&'static str, String)> {
         Vec::new()
     }
+    /// Whether the verdict records a denial the authorizer would have made but did not enforce
+    /// (the guard's Observe mode); at admission it becomes a warning. False by default.
+    fn observed_denial(&self) -> bool {
+        false
+    }
 }
 
 /// Two details are equal when they render the same record under the same key: the vocabulary

@@ -5,6 +5,11 @@
 //! the `..data` symlink, and a watch on the file itself follows the old inode and goes dead after
 //! the first swap. Consumers re-read by path and compare contents, so a spurious wake-up costs one
 //! read. Access events are ignored, since reading the file would otherwise wake the watch again.
+//!
+//! A file that is a symbolic link to a file in another directory is watched there too (the
+//! directory of its resolved target), so an edit of the target is seen within the debounce, not
+//! at the next poll; the targets are resolved again at every wake-up, so a link pointed
+//! elsewhere gets its new directory watched.
 
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
@@ -35,6 +40,8 @@ impl Default for WatchTiming {
 pub struct FileWatch {
     events: mpsc::UnboundedReceiver<()>,
     poll: tokio::time::Interval,
+    files: Vec<PathBuf>,
+    watched: BTreeSet<PathBuf>,
     // Dropping the debouncer stops its thread and the inotify watch; `None` when watching
     // failed and only polling is left.
     _debouncer: Option<Debouncer<notify::RecommendedWatcher, RecommendedCache>>,
@@ -55,12 +62,26 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
+/// The directories to watch for `files`: each file's own, and its resolved target's when the
+/// file is a symbolic link into another directory.
+fn dirs_of(files: &[PathBuf]) -> BTreeSet<PathBuf> {
+    let mut dirs = BTreeSet::new();
+    for f in files {
+        dirs.insert(parent_of(f));
+        let is_link = std::fs::symlink_metadata(f).is_ok_and(|m| m.file_type().is_symlink());
+        if let (true, Ok(target)) = (is_link, std::fs::canonicalize(f)) {
+            dirs.insert(parent_of(&target));
+        }
+    }
+    dirs
+}
+
 impl FileWatch {
     /// Watches the directories holding `files`. Must be called inside a tokio runtime. If the
     /// directory watch cannot be set up, it logs why and falls back to polling alone.
     pub fn new(files: &[&Path], timing: WatchTiming) -> Self {
         let (tx, events) = mpsc::unbounded_channel();
-        let dirs: BTreeSet<PathBuf> = files.iter().map(|f| parent_of(f)).collect();
+        let files: Vec<PathBuf> = files.iter().map(|f| f.to_path_buf()).collect();
         let debouncer = new_debouncer(timing.debounce, None, move |res: DebounceEventResult| {
             let relevant = match res {
                 Ok(events) => events.iter().any(|e| !e.kind.is_access()),
@@ -72,16 +93,7 @@ impl FileWatch {
             }
         });
         let debouncer = match debouncer {
-            Ok(mut d) => {
-                let mut ok = true;
-                for dir in &dirs {
-                    if let Err(e) = d.watch(dir, RecursiveMode::NonRecursive) {
-                        tracing::warn!(dir = %dir.display(), error = %e, "cannot watch directory; polling only");
-                        ok = false;
-                    }
-                }
-                ok.then_some(d)
-            }
+            Ok(d) => Some(d),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot start file watcher; polling only");
                 None
@@ -89,10 +101,35 @@ impl FileWatch {
         };
         let mut poll = tokio::time::interval(timing.poll);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        Self {
+        let mut watch = Self {
             events,
             poll,
+            files,
+            watched: BTreeSet::new(),
             _debouncer: debouncer,
+        };
+        watch.watch_dirs();
+        watch
+    }
+
+    /// Watches every directory the files need that is not watched yet. A directory that cannot
+    /// be watched leaves only polling for the files in it (logged).
+    fn watch_dirs(&mut self) {
+        let Some(d) = self._debouncer.as_mut() else {
+            return;
+        };
+        for dir in dirs_of(&self.files) {
+            if self.watched.contains(&dir) {
+                continue;
+            }
+            match d.watch(&dir, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.watched.insert(dir);
+                }
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot watch directory; polling only");
+                }
+            }
         }
     }
 
@@ -106,5 +143,7 @@ impl FileWatch {
             }
             _ = self.poll.tick() => {}
         }
+        // A link may point elsewhere now: watch its new target's directory too.
+        self.watch_dirs();
     }
 }

@@ -10,7 +10,8 @@
 //! 1. vocabulary: [`names`] (checked identifiers), [`decision`] (`Decision`, `Reason`, `Verdict`
 //!    with an opaque type-owned detail), [`review`] (the SubjectAccessReview wire, v1 and
 //!    v1beta1), [`object`] (the validation ring's object, admission context and cluster view),
-//!    [`clock`] (the injected clock) and [`file_watch`] (debounced file watching);
+//!    [`admission`] (the `AdmissionReview` wire, v1), [`clock`] (the injected clock) and
+//!    [`file_watch`] (debounced file watching);
 //! 2. [`cel`]: the only module that touches the CEL engine;
 //! 3. [`config`]: bytes to a validated model, every file schema and model included (the
 //!    deletion guard's too); it builds nothing and imports no runtime module;
@@ -18,17 +19,20 @@
 //!    series from at build, and one module per type (`Policy`, `webhook`, `deletion_guard`,
 //!    `AlwaysAllow`/`AlwaysDeny`);
 //! 5. [`telemetry`] (registry, audit records, logging: records and never decides),
-//!    [`reload`] (the live chain, its atomic swap and reload gate) and [`replay`] (recorded
-//!    traffic judged again by a candidate chain);
+//!    [`reload`] (the live chain, its atomic swap and reload gate), [`replay`] (recorded
+//!    traffic judged again by a candidate chain) and [`cluster`] (the `kube` client, the
+//!    metadata cache of watches behind `object::ClusterView`, and its file-backed twin);
 //! 6. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
 //!    subcommand). `main.rs` only parses and dispatches.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod authorizer;
 pub mod cel;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod decision;
 pub mod file_watch;

@@ -1,7 +1,9 @@
 //! The HTTPS server: hyper 1 on tokio with rustls, HTTP/1.1 and HTTP/2 (ALPN), handshake and
 //! header-read timeouts, and a graceful drain on shutdown. It speaks HTTP, TLS and caller
-//! authentication and knows no rules: reviews go to the live chain through [`routes`].
+//! authentication and knows no rules: reviews go to the live chain through [`routes`], admission
+//! requests through `admit`.
 
+pub mod admit;
 pub mod body;
 pub mod bootstrap;
 pub mod caller;
@@ -302,7 +304,7 @@ fn spawn_handshake(
         let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
-                tracing::debug!(error = %e, "TLS handshake failed");
+                refused_handshake(&e);
                 return;
             }
             Err(_) => {
@@ -323,11 +325,105 @@ fn spawn_handshake(
     });
 }
 
+/// Logs a failed handshake: a refused client certificate (none, expired, another CA's) at INFO,
+/// at most once per [`REFUSAL_LOG_INTERVAL`] with the count of those not logged, since an
+/// operator needs to see a misconfigured caller but a scanner must not flood the log; any other
+/// failure (a port scan, a client giving up) at DEBUG.
+fn refused_handshake(e: &std::io::Error) {
+    if !is_certificate_refusal(e) {
+        tracing::debug!(error = %e, "TLS handshake failed");
+        return;
+    }
+    if let Some(suppressed) = REFUSALS.due(std::time::Instant::now()) {
+        tracing::info!(error = %e, suppressed, "client certificate refused");
+    }
+}
+
+/// Whether a handshake failed on the client's certificate (none presented, or not valid).
+fn is_certificate_refusal(e: &std::io::Error) -> bool {
+    let tls = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>());
+    matches!(
+        tls,
+        Some(rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented)
+    )
+}
+
+/// How often a refused client certificate is logged at most.
+const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+static REFUSALS: RefusalLog = RefusalLog {
+    last: std::sync::Mutex::new(None),
+    suppressed: std::sync::atomic::AtomicU64::new(0),
+};
+
+/// When refusals were last logged, and how many were not logged since.
+struct RefusalLog {
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+    suppressed: std::sync::atomic::AtomicU64,
+}
+
+impl RefusalLog {
+    /// `Some(suppressed since the last line)` when a line is due at `now`; else counts one more
+    /// suppressed refusal.
+    fn due(&self, now: std::time::Instant) -> Option<u64> {
+        use std::sync::atomic::Ordering;
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.is_some_and(|t| now.duration_since(t) < REFUSAL_LOG_INTERVAL) {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        *last = Some(now);
+        Some(self.suppressed.swap(0, Ordering::Relaxed))
+    }
+}
+
 async fn accept_optional(
     listener: Option<&TcpListener>,
 ) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
     match listener {
         Some(l) => l.accept().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{REFUSAL_LOG_INTERVAL, RefusalLog, is_certificate_refusal};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn certificate_refusals_are_told_apart() {
+        let wrap = |e: rustls::Error| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+        assert!(is_certificate_refusal(&wrap(
+            rustls::Error::NoCertificatesPresented
+        )));
+        assert!(is_certificate_refusal(&wrap(
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Expired)
+        )));
+        assert!(!is_certificate_refusal(&wrap(
+            rustls::Error::HandshakeNotComplete
+        )));
+        assert!(!is_certificate_refusal(&std::io::Error::from(
+            std::io::ErrorKind::UnexpectedEof
+        )));
+    }
+
+    #[test]
+    fn refusals_are_logged_once_per_interval_with_the_count_in_between() {
+        let log = RefusalLog {
+            last: std::sync::Mutex::new(None),
+            suppressed: std::sync::atomic::AtomicU64::new(0),
+        };
+        let t0 = Instant::now();
+        assert_eq!(log.due(t0), Some(0));
+        assert_eq!(log.due(t0 + Duration::from_secs(1)), None);
+        assert_eq!(log.due(t0 + Duration::from_secs(2)), None);
+        assert_eq!(log.due(t0 + REFUSAL_LOG_INTERVAL), Some(2));
+        assert_eq!(log.due(t0 + REFUSAL_LOG_INTERVAL), None);
     }
 }

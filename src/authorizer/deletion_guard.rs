@@ -41,3 +41,5 @@ pub use state::{GuardShared, GuardStates};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_admission;

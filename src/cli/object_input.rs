@@ -76,10 +76,13 @@ pub fn object(value: serde_json::Value) -> Option<Subject> {
 pub fn cluster_view(dir: Option<&Path>) -> Result<Arc<dyn ClusterView>, ObjectInputError> {
     match dir {
         None => Ok(Arc::new(EmptyCluster)),
-        Some(dir) => Err(ObjectInputError::ClusterState {
-            path: dir.to_path_buf(),
-            message: "TEMPORARY".into(),
-        }),
+        Some(dir) => match crate::cluster::FileView::load(dir) {
+            Ok(view) => Ok(Arc::new(view)),
+            Err(e) => Err(ObjectInputError::ClusterState {
+                path: dir.to_path_buf(),
+                message: e.to_string(),
+            }),
+        },
     }
 }
 

@@ -8,8 +8,10 @@
 
 use super::{ConfigSource, ExitStatus};
 use crate::clock::SystemClock;
+use crate::cluster;
 use crate::config::duration::GoDuration;
 use crate::file_watch::WatchTiming;
+use crate::object::{ClusterView, NoCluster};
 use crate::reload::LiveChain;
 use crate::server::bootstrap::{self, StateFiles};
 use crate::server::caller::{CallerAuth, TokenAuth};
@@ -95,6 +97,10 @@ pub struct ServeArgs {
     /// Close a connection that has had no request in flight this long (Go duration).
     #[arg(long, default_value = "120s", value_name = "DURATION")]
     pub idle_timeout: String,
+    /// The cluster the validation ring watches (default: the pod's service account when
+    /// KUBERNETES_SERVICE_HOST is set). Opened only once the chain has a DeletionGuard.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
 }
 
 fn duration_flag(name: &str, value: &str) -> Result<Duration, String> {
@@ -136,7 +142,19 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         poll,
         ..WatchTiming::default()
     };
-    let metrics = Arc::new(Metrics::new());
+    // The cluster connection: resolved (and a --kubeconfig file checked) now, opened once the
+    // chain needs it.
+    let cluster_source = cluster::Source::from_env(args.kubeconfig.as_deref());
+    if let Some(source @ cluster::Source::Kubeconfig(_)) = &cluster_source {
+        source.config().await.map_err(|e| e.to_string())?;
+    }
+    let cache = cluster_source
+        .as_ref()
+        .map(|_| Arc::new(cluster::Cache::new(cluster::CacheOptions::default())));
+    let metrics = Arc::new(match &cache {
+        Some(cache) => Metrics::with_extra(|r| cluster::metrics::register(cache, r)),
+        None => Metrics::new(),
+    });
     let mut live = LiveChain::default();
     if !args.replay_on_reload.is_empty() {
         crate::replay::input::Reader::new(&args.replay_on_reload)
@@ -216,6 +234,21 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             .with_redacted_extra(args.audit_redact_extra.clone()),
     );
 
+    let needed = {
+        let live = live.clone();
+        move || live.load().is_some_and(|a| a.chain.admits())
+    };
+    let (cluster_view, cluster_task): (Arc<dyn ClusterView>, _) = match (cluster_source, cache) {
+        (Some(source), Some(cache)) => {
+            let task = tokio::spawn(cluster::open_when_needed(cache.clone(), source, needed));
+            (cache, task)
+        }
+        _ => (
+            Arc::new(NoCluster),
+            tokio::spawn(cluster::warn_unconnected(needed)),
+        ),
+    };
+
     let (live_for_signals, metrics_for_signals) = (live.clone(), metrics.clone());
     let state = Arc::new(AppState {
         live,
@@ -224,8 +257,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         clock: Arc::new(SystemClock),
         caller_auth,
         review_timeout,
-        // The cluster connection (`--kubeconfig`, in-cluster) replaces this when it is wired.
-        cluster: Arc::new(crate::object::NoCluster),
+        cluster: cluster_view,
         body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
     });
     let mut options = ServerOptions::new(args.listen);
@@ -255,6 +287,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     server.run(shutdown_signal()).await;
     tls_task.abort();
     signals.abort();
+    cluster_task.abort();
     drop(audit);
     tracing::info!("stopped");
     Ok(())

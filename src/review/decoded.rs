@@ -2,7 +2,7 @@
 
 use super::error::ReviewError;
 use super::version::ApiVersion;
-use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
+use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReviewSpec};
 
 /// Which kind of request a review describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +29,18 @@ impl Review {
             (None, None) => Err(ReviewError::NoAttributes),
             _ => Ok(Self { version, spec }),
         }
+    }
+
+    /// A resource review: `spec` with `attributes` as its resource attributes (and no
+    /// non-resource ones), so it needs no check. An admission request is judged as one.
+    pub fn resource(
+        version: ApiVersion,
+        mut spec: SubjectAccessReviewSpec,
+        attributes: ResourceAttributes,
+    ) -> Self {
+        spec.resource_attributes = Some(attributes);
+        spec.non_resource_attributes = None;
+        Self { version, spec }
     }
 
     /// The version the review arrived in.

@@ -1,6 +1,7 @@
 //! The one place where a refused request becomes an HTTP response: a `metav1.Status`-shaped JSON
 //! body whose message says what is wrong.
 
+use crate::admission::AdmissionError;
 use crate::review::ReviewError;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -14,6 +15,9 @@ pub enum Rejection {
     /// The body is not a usable review.
     #[error("{0}")]
     BadReview(#[from] ReviewError),
+    /// The body is not a usable AdmissionReview.
+    #[error("{0}")]
+    BadAdmission(#[from] AdmissionError),
     /// The request's content type is not JSON.
     #[error("Content-Type {0:?} is not supported: send application/json")]
     ContentType(String),
@@ -67,7 +71,7 @@ impl Rejection {
     /// The HTTP status and the Status `reason` for this rejection.
     pub fn code(&self) -> (StatusCode, &'static str) {
         match self {
-            Rejection::BadReview(_) | Rejection::BodyRead(_) => {
+            Rejection::BadReview(_) | Rejection::BadAdmission(_) | Rejection::BodyRead(_) => {
                 (StatusCode::BAD_REQUEST, "BadRequest")
             }
             // As kube-apiserver answers a body it has no serializer for.

@@ -1,16 +1,21 @@
-//! The routes: `POST /authorize` (SubjectAccessReview), `GET /healthz`, `GET /readyz` (ready once
-//! a valid configuration is loaded) and `GET /metrics`. Probes are open to everyone, because
-//! kubelet probes present no credentials; `/authorize` and `/metrics` require an authenticated
-//! caller when caller authentication is configured.
+//! The routes: `POST /authorize` (SubjectAccessReview), `POST /admit` (AdmissionReview, the
+//! validation ring: [`super::admit`]), `GET /healthz`, `GET /readyz` (ready once a valid
+//! configuration is loaded and the cluster cache, when one is in use, has synced) and
+//! `GET /metrics`. Probes are open to everyone, because kubelet probes present no credentials;
+//! `/authorize`, `/admit` and `/metrics` require an authenticated caller when caller
+//! authentication is configured.
 
+use super::admit;
 use super::body::{self, BodyBudget};
 use super::caller::CallerAuth;
 use super::rejection::Rejection;
+use crate::admission::{self, Mapped};
 use crate::authorizer::{Deadline, Input};
 use crate::clock::Clock;
+use crate::object::ViewError;
 use crate::reload::LiveChain;
 use crate::review;
-use crate::telemetry::audit::{AuditRecord, AuditSink};
+use crate::telemetry::audit::{AdmissionAudit, AuditRecord, AuditSink};
 use crate::telemetry::metrics::{self, Metrics};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -19,8 +24,15 @@ use hyper::{Method, Request, Response, StatusCode, header};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The largest review body accepted (1 MiB).
+/// The largest SubjectAccessReview body accepted (1 MiB).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The largest AdmissionReview body accepted (8 MiB). An UPDATE carries the object twice, new
+/// and stored: the new one is bounded by kube-apiserver's request body limit (3 MiB,
+/// `MaxRequestBodyBytes` in `k8s.io/apiserver/pkg/server/config.go`), the stored one by the same
+/// limit when it was written; 2 MiB more cover the envelope. A smaller limit would refuse (and,
+/// with `failurePolicy: Fail`, block) updates of large objects such as CustomResourceDefinitions.
+pub const MAX_ADMISSION_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// How long a client may take to send the body after its headers.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -88,7 +100,7 @@ async fn route(
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
     let (allowed, allow) = match path.as_str() {
-        "/authorize" => (Method::POST, "POST"),
+        "/authorize" | "/admit" => (Method::POST, "POST"),
         "/healthz" | "/readyz" | "/livez" | "/metrics" => (Method::GET, "GET, HEAD"),
         _ => return Err(Rejection::NotFound(path)),
     };
@@ -101,14 +113,7 @@ async fn route(
     }
     match path.as_str() {
         "/healthz" | "/livez" => Ok(text(StatusCode::OK, "ok")),
-        "/readyz" => Ok(if state.live.is_ready() {
-            text(StatusCode::OK, "ok")
-        } else {
-            text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "not ready: no valid authorization configuration is loaded",
-            )
-        }),
+        "/readyz" => Ok(readyz(state)),
         _ => {
             authenticate(state, conn, &req)?;
             if path == "/metrics" {
@@ -118,9 +123,34 @@ async fn route(
                     header::HeaderValue::from_static(metrics::CONTENT_TYPE),
                 );
                 Ok(r)
+            } else if path == "/admit" {
+                admit(state, req).await
             } else {
                 authorize(state, req).await
             }
+        }
+    }
+}
+
+/// Ready once a valid configuration is loaded and, when a cluster view is configured and the
+/// chain needs it, once its cache has synced (the validation ring's answers depend on it).
+fn readyz(state: &AppState) -> Response<Full<Bytes>> {
+    if !state.live.is_ready() {
+        return text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: no valid authorization configuration is loaded",
+        );
+    }
+    // The cache matters once the chain judges admission requests; a warrant with no cluster
+    // connection at all serves the authorization ring and is ready for it.
+    let admits = state.live.load().is_some_and(|a| a.chain.admits());
+    match state.cluster.ready() {
+        _ if !admits => text(StatusCode::OK, "ok"),
+        Ok(()) | Err(ViewError::NoCluster) => text(StatusCode::OK, "ok"),
+        Err(e) => {
+            let mut r = text(StatusCode::SERVICE_UNAVAILABLE, "");
+            *r.body_mut() = Full::new(Bytes::from(format!("not ready: {e}")));
+            r
         }
     }
 }
@@ -164,25 +194,24 @@ fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
     }
 }
 
-/// The body of a request within the size, time and memory bounds; the hold keeps its bytes
-/// counted against the process budget until the request is answered.
+/// The body of a request within the size (`limit`), time and memory bounds; the hold keeps its
+/// bytes counted against the process budget until the request is answered.
 async fn read_body(
     state: &AppState,
     req: Request<Incoming>,
+    limit: usize,
 ) -> Result<(Bytes, body::BodyHold), Rejection> {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(Rejection::TooLarge {
-            limit: MAX_BODY_BYTES,
-        });
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(Rejection::TooLarge { limit });
     }
     body::read(
         req.into_body(),
-        MAX_BODY_BYTES,
+        limit,
         BODY_READ_TIMEOUT,
         &state.body_budget,
     )
@@ -194,7 +223,7 @@ async fn authorize(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
-    let (body, _hold) = read_body(state, req).await?;
+    let (body, _hold) = read_body(state, req, MAX_BODY_BYTES).await?;
     let review = review::decode(&body)?;
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
@@ -215,6 +244,59 @@ async fn authorize(
     }
     let bytes = review::encode_response(input.review.version(), &answer.status());
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
+}
+
+/// `POST /admit`: one AdmissionReview through the validation ring ([`super::admit`] says how
+/// the answer is made).
+async fn admit(
+    state: &AppState,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Rejection> {
+    check_content_type(&req)?;
+    let budget = admit::budget(req.uri().query(), state.review_timeout);
+    let (body, _hold) = read_body(state, req, MAX_ADMISSION_BODY_BYTES).await?;
+    let request = admission::decode(&body)?;
+    drop(body);
+    let active = state.live.load().ok_or(Rejection::NotReady)?;
+    let started = Instant::now();
+    let Mapped {
+        uid,
+        operation,
+        dry_run,
+        review,
+        context,
+    } = admission::map(request, state.cluster.clone());
+    let mut input = Input::new(review, state.clock.now());
+    let answer = match context {
+        Some(ctx) => {
+            input = input.with_object(Arc::new(ctx));
+            active.chain.admit(&input, Deadline::after(budget)).await
+        }
+        None => admit::unjudged(operation),
+    };
+    let elapsed = started.elapsed();
+    admit::log_failures(&uid, &answer);
+    let response = admit::respond(uid, &answer);
+    state
+        .metrics
+        .record_admission(operation.as_str(), response.allowed, elapsed);
+    if state.audit.is_enabled() {
+        let audit = AdmissionAudit {
+            uid: &response.uid,
+            operation: operation.as_str(),
+            dry_run,
+        };
+        let hash = Some(active.source.hash.as_str());
+        state.audit.write(&AuditRecord::admission(
+            &input, &answer, elapsed, hash, audit,
+        ));
+    }
+    let mut r = Response::new(Full::new(Bytes::from(response.encode())));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),

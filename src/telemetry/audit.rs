@@ -162,14 +162,32 @@ impl<'a> StepRecord<'a> {
     }
 }
 
-/// One review's audit record.
+/// What an admission request adds to its record.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionAudit<'a> {
+    /// `request.uid`, as kube-apiserver's own audit log can be joined on.
+    pub uid: &'a str,
+    /// `request.operation` (`DELETE`, `UPDATE`, ...).
+    pub operation: &'static str,
+    /// `request.dryRun`.
+    pub dry_run: bool,
+}
+
+/// One review's audit record: a SubjectAccessReview (`"stage": "authorization"`) or an admission
+/// request judged as one (`"stage": "admission"`, with [`AdmissionAudit`]).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord<'a> {
     /// When the review was judged (RFC 3339, UTC).
     pub time: String,
-    /// The review's apiVersion.
+    /// The ring that answered: `authorization` or `admission`.
+    pub stage: &'static str,
+    /// The review's apiVersion (`admission.k8s.io/v1` at admission).
     pub api_version: &'static str,
+    /// At admission: the request's uid, operation and dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<AdmissionAudit<'a>>,
     /// The user.
     pub user: &'a str,
     /// The user's UID, when sent.
@@ -197,11 +215,11 @@ pub struct AuditRecord<'a> {
     /// The deciding code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<&'a str>,
-    /// `status.allowed` as answered.
+    /// `status.allowed` as answered (at admission: `response.allowed`).
     pub allowed: bool,
-    /// `status.denied` as answered.
+    /// `status.denied` as answered (at admission: refused).
     pub denied: bool,
-    /// `status.reason` as answered.
+    /// `status.reason` as answered (at admission: the refusal's message, or the reasons).
     pub reason: &'a str,
     /// `status.evaluationError` as answered.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -224,7 +242,9 @@ impl<'a> AuditRecord<'a> {
         let spec = input.review.spec();
         Self {
             time: rfc3339(input.now),
+            stage: "authorization",
             api_version: input.review.version().as_str(),
+            admission: None,
             user: input.review.user(),
             uid: spec.uid.as_deref(),
             groups: input.review.groups(),
@@ -241,6 +261,26 @@ impl<'a> AuditRecord<'a> {
             evaluation_error: answer.evaluation_error(),
             latency_seconds: elapsed.as_secs_f64(),
             config_hash,
+        }
+    }
+
+    /// The record of one answered admission request: admitted unless the validation ring
+    /// refused it.
+    pub fn admission(
+        input: &'a Input,
+        answer: &'a Answer,
+        elapsed: Duration,
+        config_hash: Option<&'a str>,
+        admission: AdmissionAudit<'a>,
+    ) -> Self {
+        let denied = answer.decision == crate::decision::Decision::Deny;
+        Self {
+            stage: "admission",
+            api_version: crate::admission::API_VERSION,
+            admission: Some(admission),
+            allowed: !denied,
+            denied,
+            ..Self::new(input, answer, elapsed, config_hash)
         }
     }
 }

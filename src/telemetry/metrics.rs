@@ -3,8 +3,8 @@
 //! at 10 microseconds, since a chain decision is usually far below upstream's 5 ms first bucket.
 //! One [`Metrics`] owns its registry; nothing here is global.
 //!
-//! This module owns the registry and the chain-wide families (attempts, duration, HTTP, reloads,
-//! audit drops). The per-authorizer families live with the code that records them
+//! This module owns the registry and the chain-wide families (attempts, duration, admission
+//! requests and their duration, HTTP, reloads, audit drops). The per-authorizer families live with the code that records them
 //! ([`crate::authorizer::metrics`]); they are registered here and handed to every chain build.
 
 use crate::authorizer::Answer;
@@ -46,6 +46,12 @@ struct ReasonLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AdmissionLabels {
+    operation: &'static str,
+    allowed: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct HashLabels {
     hash: String,
 }
@@ -81,6 +87,8 @@ pub struct Metrics {
     config_hash: Mutex<Option<String>>,
     reload_refusals: Family<ReasonLabels, Counter>,
     audit_dropped: Counter,
+    admission_requests: Family<AdmissionLabels, Counter>,
+    admission_duration: Family<AdmissionLabels, Histogram, fn() -> Histogram>,
     open_connections: Gauge,
     families: Families,
 }
@@ -94,7 +102,14 @@ impl Default for Metrics {
 impl Metrics {
     /// A fresh set of metrics in its own registry.
     pub fn new() -> Self {
+        Self::with_extra(|_| {})
+    }
+
+    /// A fresh set of metrics, plus the families `extra` registers (a running module this one
+    /// may not import registers its own: the cluster cache's).
+    pub fn with_extra(extra: impl FnOnce(&mut Registry)) -> Self {
         let mut registry = Registry::default();
+        extra(&mut registry);
         let attempts = Family::<ResultLabels, Counter>::default();
         registry.register(
             "warrant_authorization_attempts",
@@ -145,6 +160,21 @@ impl Metrics {
             "Audit records dropped because the audit writer fell behind",
             audit_dropped.clone(),
         );
+        let admission_requests = Family::<AdmissionLabels, Counter>::default();
+        registry.register(
+            "warrant_admission_requests",
+            "Admission requests answered, by operation and whether they were admitted",
+            admission_requests.clone(),
+        );
+        let admission_duration =
+            Family::<AdmissionLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency_histogram,
+            );
+        registry.register(
+            "warrant_admission_duration_seconds",
+            "Time the validation ring took to answer an admission request, by operation and outcome",
+            admission_duration.clone(),
+        );
         let open_connections = Gauge::default();
         registry.register(
             "warrant_http_open_connections",
@@ -164,6 +194,8 @@ impl Metrics {
             config_hash: Mutex::new(None),
             reload_refusals,
             audit_dropped,
+            admission_requests,
+            admission_duration,
             open_connections,
         }
     }
@@ -187,6 +219,19 @@ impl Metrics {
         let labels = ResultLabels { result };
         self.attempts.get_or_create(&labels).inc();
         self.duration
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one answered admission request: its operation (`DELETE`, ...), whether it was
+    /// admitted, and how long the validation ring took.
+    pub fn record_admission(&self, operation: &'static str, allowed: bool, elapsed: Duration) {
+        let labels = AdmissionLabels {
+            operation,
+            allowed: if allowed { "true" } else { "false" },
+        };
+        self.admission_requests.get_or_create(&labels).inc();
+        self.admission_duration
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
     }

@@ -50,6 +50,7 @@ authorizers:
       tickets:
         file: apiserver-guard-tickets.yaml
         extraKey: warrant.dev/ticket
+        requiredFor: [critical]
         approvals: {critical: 2, high: 1, standard: 0}
 `
 
@@ -101,9 +102,16 @@ func TestGuardThroughAPIServer(t *testing.T) {
 	bindEdit(t, a, "ci-tests", "deployer-edit", rbacv1.Subject{Kind: "ServiceAccount", Name: "deployer", Namespace: "ci"})
 
 	// A protected Deployment, no ticket: denied with the guard's code, though RBAC would allow.
+	// The risk, from the model: critical twice (the namespace rule and the name rule are the two
+	// sides of the protection, which add up) and business hours when warrant judged inside the
+	// default 10:00-22:00 (UTC, no timeZone configured).
 	makeDeployment(t, a, "production", "web")
+	m := markAudit()
 	err := impersonating(t, a, "gina").AppsV1().Deployments("production").Delete(ctx(t), "web", metav1.DeleteOptions{})
-	wantForbidden(t, err, "[MISSING_TICKET]", "risk=CRITICAL")
+	denied := waitAudit(t, m, "gina's refused delete", isReview("gina", "delete", "deployments", "production"))
+	risk := usersModel.assess(exposure{namespace: side{"critical", "production"}, object: side{"critical", "web"},
+		inBusiness: within(denied.Time, "10:00", "22:00")})
+	wantForbidden(t, err, "[MISSING_TICKET]", fmt.Sprintf("risk=%s score=%d", risk.level, risk.score))
 
 	// The same delete with the approved ticket: the guard stands aside and RBAC allows.
 	cfg := restConfig(a, "tok-admin")
@@ -112,7 +120,7 @@ func TestGuardThroughAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := markAudit()
+	m = markAudit()
 	if err := withTicket.AppsV1().Deployments("production").Delete(ctx(t), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete with an approved ticket: %v", err)
 	}

@@ -8,6 +8,13 @@
 // kubeconfig path substituted; kube-apiserver "scenarios" gets
 // testdata/scenarios-authorization-config.yaml (same substitution). Both reach warrant over mTLS
 // through kubeconfigs/apiserver-to-warrant.yaml with its placeholders filled in.
+//
+// The validation ring (ring_harness_test.go): kube-apiserver "scenarios" also writes its own
+// audit log (testdata/scenarios-audit-policy.yaml) and presents the client certificate to
+// admission webhooks (testdata/scenarios-admission-config.yaml); a second warrant,
+// "warrant-admission", serves /admit from the same chain file with a metadata cache of that API
+// server (--kubeconfig), and a ValidatingWebhookConfiguration derived from the shipped
+// deploy/validating-webhook.yaml sends it the scenario API server's deletes.
 package apiserver
 
 import (
@@ -226,7 +233,9 @@ type env struct {
 	shipped     *apiserver
 	scenarios   *apiserver
 
-	warrantBuild string
+	warrantBuild string // WARRANT_BIN as given (warrantBin is the tier's private copy)
+
+	ring ring // the validation ring: warrant-admission, its webhook, the audit logs
 }
 
 type apiserver struct {
@@ -243,7 +252,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apiserver tier setup failed:", err)
 		if E != nil {
-			for _, p := range []*proc{E.etcd, E.warrant} {
+			for _, p := range []*proc{E.etcd, E.warrant, E.ring.admission} {
 				if p != nil {
 					fmt.Fprintf(os.Stderr, "--- %s log tail\n%s\n", p.name, p.tail(40))
 				}
@@ -272,7 +281,16 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	E.dir = dir
+	// A private copy of the binary: builds in other worktrees share CARGO_TARGET_DIR and may
+	// replace the file while the tier runs (a restarted warrant must be the same warrant).
+	E.warrantBuild = E.warrantBin
+	if E.warrantBin, err = copyExecutable(E.warrantBin, filepath.Join(dir, "warrant-bin")); err != nil {
+		return 0, err
+	}
 	defer func() {
+		// warrant-admission first: its watches would hold kube-apiserver's graceful shutdown
+		// open until the grace period ends.
+		E.ring.admission.stop(10 * time.Second)
 		for _, a := range []*apiserver{E.shipped, E.scenarios} {
 			if a != nil {
 				a.proc.stop(10 * time.Second)
@@ -291,11 +309,31 @@ func run(m *testing.M) (int, error) {
 	}
 	code := m.Run()
 	if code != 0 {
-		for _, p := range []*proc{E.warrant, E.shipped.proc, E.scenarios.proc} {
-			fmt.Fprintf(os.Stderr, "--- %s log tail\n%s\n", p.name, p.tail(30))
+		for _, p := range []*proc{E.warrant, E.ring.admission, E.shipped.proc, E.scenarios.proc} {
+			if p != nil {
+				fmt.Fprintf(os.Stderr, "--- %s log tail\n%s\n", p.name, p.tail(30))
+			}
 		}
 	}
 	return code, nil
+}
+
+// copyExecutable copies the file at src to dst (mode 0700) and returns dst.
+func copyExecutable(src, dst string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o700)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", err
+	}
+	return dst, out.Close()
 }
 
 func (e *env) setup() error {
@@ -408,6 +446,11 @@ func (e *env) setup() error {
 		return err
 	}
 
+	// The scenario API server's audit log and admission webhook client (ring_harness_test.go).
+	ringArgs, err := e.prepareRing(caFile, cCrt, cKey, wCrt, wKey)
+	if err != nil {
+		return err
+	}
 	common := func(name string, port int, authz string) []string {
 		return []string{
 			"--etcd-servers=" + etcdURL, "--etcd-prefix=/" + name,
@@ -438,7 +481,11 @@ func (e *env) setup() error {
 			return err
 		}
 		port, _ := freePort()
-		p, err := startProc(e.dir, "kube-apiserver-"+spec.name, filepath.Join(e.kubeBin, "kube-apiserver"), common(spec.name, port, authz)...)
+		args := common(spec.name, port, authz)
+		if spec.name == "scenarios" {
+			args = append(args, ringArgs...)
+		}
+		p, err := startProc(e.dir, "kube-apiserver-"+spec.name, filepath.Join(e.kubeBin, "kube-apiserver"), args...)
 		if err != nil {
 			return err
 		}
@@ -467,7 +514,8 @@ current-context: c
 	}
 	_ = json.Unmarshal(v, &ver)
 	fmt.Printf("kube-apiserver %s ready at %s and %s; warrant at %s\n", ver.ServerVersion.GitVersion, e.shipped.url, e.scenarios.url, e.warrantURL)
-	return nil
+	// The validation ring, once the API server it watches is up.
+	return e.startRing()
 }
 
 func (e *env) startWarrant() error {
@@ -539,24 +587,58 @@ func setWarrantConfig(t *testing.T, content string) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if strings.Contains(warrantMetrics(t), want) {
-			return
+	for _, w := range E.warrants() {
+		for !strings.Contains(metricsOf(w.url), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not load the new config within 10s; metrics:\n%s", w.name, grepLines(metricsOf(w.url), "warrant_config"))
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("warrant did not load the new config within 10s; metrics:\n%s", grepLines(warrantMetrics(t), "warrant_config"))
+	if E.ring.running() {
+		if err := E.ring.waitReady(E.warrantHTTP, content, time.Until(deadline)+5*time.Second); err != nil {
+			t.Fatalf("warrant-admission after the config change: %v", err)
+		}
+	}
+}
+
+// servedWarrant is one running warrant process the config file feeds.
+type servedWarrant struct{ name, url string }
+
+// warrants are the warrant processes serving the config file: warrant (the authorization
+// webhook) and, when running, warrant-admission (the validation ring).
+func (e *env) warrants() []servedWarrant {
+	out := []servedWarrant{{"warrant", e.warrantURL}}
+	if e.ring.running() {
+		out = append(out, servedWarrant{"warrant-admission", e.ring.url})
+	}
+	return out
 }
 
 func warrantMetrics(t *testing.T) string {
 	t.Helper()
-	resp, err := E.warrantHTTP.Get(E.warrantURL + "/metrics")
+	return metricsOf(E.warrantURL)
+}
+
+// metricsOf reads one warrant's /metrics ("" when it does not answer).
+func metricsOf(base string) string {
+	resp, err := E.warrantHTTP.Get(base + "/metrics")
 	if err != nil {
 		return ""
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// hasLine says whether s has a line equal to line.
+func hasLine(s, line string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if l == line {
+			return true
+		}
+	}
+	return false
 }
 
 func grepLines(s, sub string) string {
@@ -571,8 +653,9 @@ func grepLines(s, sub string) string {
 
 // auditRecord is the part of warrant's audit line the tests read.
 type auditRecord struct {
-	User               string   `json:"user"`
-	Groups             []string `json:"groups"`
+	Time               time.Time `json:"time"`
+	User               string    `json:"user"`
+	Groups             []string  `json:"groups"`
 	ResourceAttributes *struct {
 		Namespace     string          `json:"namespace"`
 		Verb          string          `json:"verb"`

@@ -31,8 +31,13 @@ if [ "$profile" = release ]; then
 else
   (cd "$root" && cargo build --locked --bin warrant)
 fi
-export WARRANT_BIN="$CARGO_TARGET_DIR/$profile/warrant"
-echo "warrant: $WARRANT_BIN ($profile)"
+# A copy taken right after the build: other worktrees share CARGO_TARGET_DIR and may replace the
+# binary before (or while) the tier runs.
+bin_dir="$(mktemp -d)"
+trap 'rm -rf "$bin_dir"' EXIT
+cp "$CARGO_TARGET_DIR/$profile/warrant" "$bin_dir/warrant"
+export WARRANT_BIN="$bin_dir/warrant"
+echo "warrant: $CARGO_TARGET_DIR/$profile/warrant ($profile), copied to $WARRANT_BIN"
 
 echo "== go test (tests/apiserver)"
 cd "$here"

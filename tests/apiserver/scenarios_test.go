@@ -320,7 +320,7 @@ func TestLatencyAddedByWarrant(t *testing.T) {
 	if seen["lat-base"] != 0 || seen["lat-uncached"] < n || seen["lat-cached"] > 5 {
 		t.Fatalf("reviews warrant saw per user: %v (want none for the baseline, >= %d uncached, a handful cached)", seen, n)
 	}
-	fmt.Printf("LATENCY (client-go GET configmap, %d sequential requests each, warrant binary %s)\n", n, E.warrantBin)
+	fmt.Printf("LATENCY (client-go GET configmap, %d sequential requests each, warrant binary %s)\n", n, E.warrantBuild)
 	fmt.Printf("  baseline (no webhook, RBAC):    p50 %8s  p99 %8s\n", b50, b99)
 	fmt.Printf("  warrant, API server cache on:   p50 %8s  p99 %8s  (added p50 %s, p99 %s)\n", c50, c99, c50-b50, c99-b99)
 	fmt.Printf("  warrant, uncached:              p50 %8s  p99 %8s  (added p50 %s, p99 %s)\n", u50, u99, u50-b50, u99-b99)

@@ -1,10 +1,13 @@
 //! Black-box tests of warrant over real HTTPS: rcgen certificates, a real rustls client, the
 //! library's server started on 127.0.0.1:0, and the `warrant` binary itself.
 
+mod admit;
 mod bad_configs;
 mod binary;
 mod cel;
 mod cel_diff;
+mod cluster;
+mod cluster_apiserver;
 mod guard;
 mod http;
 mod reload;

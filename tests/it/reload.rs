@@ -121,6 +121,39 @@ async fn configmap_symlink_swaps() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_of_a_symlink_target_in_another_directory_is_seen_at_once() {
+    // Issue 15, finding 9: config.yaml -> <elsewhere>/real.yaml; an in-place edit of real.yaml
+    // used to wait for the periodic re-check (30 s here). Then the link is pointed at a third
+    // directory, whose file is edited too.
+    let w = Warrant::start(Options {
+        config: None,
+        ..Options::default()
+    })
+    .await;
+    let elsewhere = tempfile::tempdir().unwrap();
+    let third = tempfile::tempdir().unwrap();
+    let real = elsewhere.path().join("real.yaml");
+    std::fs::write(&real, ALLOW_ALL).unwrap();
+    std::os::unix::fs::symlink(&real, w.config_path()).unwrap();
+    let c = w.client();
+    until_allowed(&w, &c, true, Duration::from_secs(2)).await;
+    std::fs::write(&real, DENY_ALL).unwrap();
+    let took = until_allowed(&w, &c, false, Duration::from_secs(2)).await;
+    eprintln!("edit of the link's target took effect after {took:?}");
+
+    let moved = third.path().join("moved.yaml");
+    std::fs::write(&moved, ALLOW_ALL).unwrap();
+    let tmp = w.path("config.yaml.tmp");
+    std::os::unix::fs::symlink(&moved, &tmp).unwrap();
+    std::fs::rename(&tmp, w.config_path()).unwrap();
+    until_allowed(&w, &c, true, Duration::from_secs(2)).await;
+    std::fs::write(&moved, DENY_ALL).unwrap();
+    let took = until_allowed(&w, &c, false, Duration::from_secs(2)).await;
+    eprintln!("edit of the retargeted link's target took effect after {took:?}");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readiness_follows_the_first_valid_config() {
     let w = Warrant::start(Options {
         config: None,

@@ -176,4 +176,8 @@ impl crate::decision::VerdictDetail for Assessment {
             ("report", self.audit_value().to_string()),
         ]
     }
+
+    fn observed_denial(&self) -> bool {
+        self.mode == Mode::Observe && self.code.denies()
+    }
 }

@@ -66,7 +66,10 @@ pub(super) fn assess(
         add(w.level(*level), format!("{}: {source}", level.as_str()));
     }
     let protection = sides.iter().flatten().map(|(l, _)| *l).max();
-    if target.is_namespace() && (facts.is_some() || protection.is_some()) {
+    // A Namespace's deletion, not an update of it (an UPDATE lowering its label, or an
+    // `updateResources` entry for namespaces).
+    let deletion = matches!(target.verb, "delete" | "deletecollection");
+    if deletion && target.is_namespace() && (facts.is_some() || protection.is_some()) {
         add(w.namespace_deletion, "namespace deletion".into());
     }
     if target.verb == "deletecollection" {
@@ -122,7 +125,8 @@ fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) ->
 }
 
 /// The namespace side of the protection: the higher of the protected namespace rules and (at
-/// admission) the protection label on the namespace, with the source giving it.
+/// admission) the protection label on the namespace (for a Namespace target: its own label),
+/// with the source giving it.
 fn namespace_side(
     spec: &GuardSpec,
     target: &Target<'_>,
@@ -142,6 +146,15 @@ fn namespace_side(
             )
         });
     }
+    // A Namespace's own label is the label on the namespace: this side, not the object's, or
+    // a rule naming the namespace and its label would count the same namespace twice.
+    if target.is_namespace()
+        && let Some(f) = facts
+    {
+        own_label(spec, f, &mut side, || {
+            format!("namespace {}", target.namespace)
+        });
+    }
     side.0
 }
 
@@ -156,19 +169,27 @@ fn object_side(
     side.offer(resource_level(spec, target), || {
         format!("protected {}", kind(target))
     });
-    if let Some(f) = facts {
-        if let Some(t) = &f.tampering {
-            side.offer(Some(t.from), || {
-                format!("label {} lowered", label_key(spec))
-            });
-        }
-        if let Some(l) = &f.label {
-            side.offer(Some(l.level), || {
-                format!("label {}={} on {}", label_key(spec), l.value, kind(target))
-            });
-        }
+    if !target.is_namespace()
+        && let Some(f) = facts
+    {
+        own_label(spec, f, &mut side, || kind(target));
     }
     side.0
+}
+
+/// The target's own protection label (`on` names the target), or the stored level an UPDATE
+/// lowers.
+fn own_label(spec: &GuardSpec, f: &ObjectFacts, side: &mut Highest, on: impl Fn() -> String) {
+    if let Some(t) = &f.tampering {
+        side.offer(Some(t.from), || {
+            format!("label {} lowered", label_key(spec))
+        });
+    }
+    if let Some(l) = &f.label {
+        side.offer(Some(l.level), || {
+            format!("label {}={} on {}", label_key(spec), l.value, on())
+        });
+    }
 }
 
 /// The highest level offered, with the first source that gave it.

@@ -1,0 +1,109 @@
+//! An [`AdmissionRequest`] as the validation ring judges it: a resource [`Review`] (the requester
+//! and the target, as a SubjectAccessReview of the same request would carry them) and, for the
+//! operations the ring judges (DELETE, UPDATE), the [`ObjectContext`].
+//!
+//! Name and namespace: a collection delete reaches admission once per object, with the
+//! request's (empty) name (`k8s.io/apiserver/pkg/endpoints/handlers/delete.go` builds the
+//! collection's attributes with no name, and `pkg/registry/rest/delete.go` reuses them for each
+//! object; kube-apiserver v1.35.4 was seen to send no `name` for each object of
+//! `DELETE /apis/apps/v1/namespaces/x/deployments`), so an empty `request.name` is taken from
+//! the object itself; otherwise a per-object judgement would see no name and miss name-based
+//! protection. A Namespace's `request.namespace` is its own name
+//! (`pkg/endpoints/request/requestinfo.go` reads `/namespaces/{name}` as the namespace), and is
+//! set to the name when empty (a collection delete of namespaces), so that the review reads as
+//! the SubjectAccessReview of a single delete would.
+
+use super::request::{AdmissionOperation, AdmissionRequest};
+use crate::object::{ClusterView, ObjectContext, Operation, Subject};
+use crate::review::{ApiVersion, Review};
+use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReviewSpec};
+use std::sync::Arc;
+
+/// An admission request split into what the chain judges and what the answer echoes.
+#[derive(Debug, Clone)]
+pub struct Mapped {
+    /// `request.uid`, echoed by the response.
+    pub uid: String,
+    /// The operation.
+    pub operation: AdmissionOperation,
+    /// `request.dryRun`.
+    pub dry_run: bool,
+    /// The request as a resource review (verb `delete`, `update`, `create` or `connect`).
+    pub review: Review,
+    /// The object context for a DELETE or an UPDATE; `None` for the operations the validation
+    /// ring does not judge (CREATE, CONNECT).
+    pub context: Option<ObjectContext>,
+}
+
+/// Maps one request; `view` is the cluster the validation ring asks about dependents.
+pub fn map(request: AdmissionRequest, view: Arc<dyn ClusterView>) -> Mapped {
+    let operation = request.operation;
+    let review = review(&request);
+    let context = match operation {
+        AdmissionOperation::Delete => Some(Operation::Delete),
+        AdmissionOperation::Update => Some(Operation::Update),
+        AdmissionOperation::Create | AdmissionOperation::Connect => None,
+    }
+    .map(|operation| ObjectContext {
+        operation,
+        // A DELETE carries the object in oldObject; its `object` (if any) is not the target.
+        object: match operation {
+            Operation::Delete => None,
+            Operation::Update => request.object,
+        },
+        old_object: request.old_object,
+        dry_run: request.dry_run,
+        view,
+    });
+    Mapped {
+        uid: request.uid,
+        operation,
+        dry_run: request.dry_run,
+        review,
+        context,
+    }
+}
+
+/// The resource review of a request.
+fn review(request: &AdmissionRequest) -> Review {
+    let subject = match request.operation {
+        AdmissionOperation::Delete => request.old_object.as_ref(),
+        _ => request.object.as_ref().or(request.old_object.as_ref()),
+    };
+    let name = non_empty(&request.name).or_else(|| subject.map(Subject::name));
+    let name = name.unwrap_or("");
+    let r = &request.resource;
+    let namespace = match non_empty(&request.namespace) {
+        Some(ns) => ns,
+        None if r.group.is_empty() && r.resource == "namespaces" => name,
+        None => subject.map(Subject::namespace).unwrap_or(""),
+    };
+    let attributes = ResourceAttributes {
+        namespace: some(namespace),
+        verb: Some(request.operation.verb().to_owned()),
+        group: some(&r.group),
+        version: some(&r.version),
+        resource: some(&r.resource),
+        subresource: some(&request.sub_resource),
+        name: some(name),
+        ..Default::default()
+    };
+    let user = &request.user_info;
+    let spec = SubjectAccessReviewSpec {
+        user: user.username.clone(),
+        groups: user.groups.clone(),
+        uid: user.uid.clone(),
+        extra: user.extra.clone(),
+        ..Default::default()
+    };
+    Review::resource(ApiVersion::V1, spec, attributes)
+}
+
+fn non_empty(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// A string field as a SubjectAccessReview from the API server carries it: absent when empty.
+fn some(s: &str) -> Option<String> {
+    non_empty(s).map(str::to_owned)
+}

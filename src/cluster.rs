@@ -1,0 +1,36 @@
+//! The cluster as the validation ring sees it: a `kube` client ([`connect`]), a metadata
+//! cache fed by watches ([`Cache`], the live [`crate::object::ClusterView`]), and the same
+//! index read from saved files ([`FileView`], for `warrant check`).
+//!
+//! The [`Index`] is a pure data structure (compact entries projected from objects, interned
+//! strings, an owner-UID -> children index); [`watch`] feeds it from `kube::runtime`
+//! watchers; [`open`] starts them only once the chain needs the cluster.
+
+pub mod cache;
+pub mod connect;
+pub mod counters;
+pub mod crd;
+pub mod files;
+pub mod index;
+pub mod intern;
+pub mod labels;
+pub mod metrics;
+pub mod open;
+pub mod project;
+mod query;
+pub mod resource;
+pub mod status;
+pub mod store;
+pub mod watch;
+pub mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub use cache::{Cache, CacheOptions};
+pub use connect::{ConnectError, Source};
+pub use files::{FileView, FilesError};
+pub use index::Index;
+pub use open::{open_when_needed, warn_unconnected};
+pub use resource::Resource;
+pub use watch::{Watches, start};

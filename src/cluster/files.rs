@@ -1,0 +1,280 @@
+//! [`FileView`]: the cluster as saved files, for `warrant check --cluster-state DIR`. Every
+//! `.yaml`, `.yml` and `.json` file directly in the directory is read (as `kubectl apply -f
+//! DIR` reads one), multi-document YAML and `kind: List` items included, into the same
+//! [`Index`] the watches feed. Pods count as running by their `status.phase`; an object
+//! without `metadata.namespace` is in `default`, as kubectl would create it.
+
+use super::crd;
+use super::index::{Body, Index};
+use super::intern::Interner;
+use super::project::{self, Projected};
+use super::resource::Resource;
+use crate::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError, ViewFuture};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The largest file read (64 MiB).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why saved cluster state could not be loaded.
+#[derive(Debug, Error)]
+pub enum FilesError {
+    /// The directory cannot be listed.
+    #[error("cluster state {}: {source}", dir.display())]
+    ReadDir {
+        /// The directory.
+        dir: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file cannot be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file is larger than [`MAX_FILE_BYTES`].
+    #[error("{}: {size} bytes is more than the {MAX_FILE_BYTES} bytes read", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+    },
+    /// A file is not valid YAML or JSON.
+    #[error("{}: {message}", path.display())]
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line when known.
+        message: String,
+    },
+    /// A document is not a Kubernetes object warrant can read.
+    #[error("{}: {place}: {message}", path.display())]
+    Object {
+        /// The file.
+        path: PathBuf,
+        /// `document N` (and `item M` of a List).
+        place: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Saved cluster state as a [`ClusterView`]: always ready, no live calls.
+#[derive(Debug, Default)]
+pub struct FileView {
+    index: Index,
+    /// Objects read, by API group and kind (what `remaining_objects` counts).
+    kinds: BTreeMap<(String, String), u64>,
+}
+
+impl FileView {
+    /// Reads every `.yaml`, `.yml` and `.json` file in `dir` (not its subdirectories), in
+    /// name order.
+    pub fn load(dir: &Path) -> Result<FileView, FilesError> {
+        let read_dir = |source| FilesError::ReadDir {
+            dir: dir.to_path_buf(),
+            source,
+        };
+        let mut paths = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(read_dir)? {
+            let path = entry.map_err(read_dir)?.path();
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if path.is_file() && matches!(ext, "yaml" | "yml" | "json") {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        let mut view = FileView::default();
+        let mut interner = Interner::default();
+        for path in paths {
+            view.read_file(&path, &mut interner)?;
+        }
+        Ok(view)
+    }
+
+    /// The index read from the files.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    fn read_file(&mut self, path: &Path, i: &mut Interner) -> Result<(), FilesError> {
+        let read = |source| FilesError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let size = std::fs::metadata(path).map_err(read)?.len();
+        if size > MAX_FILE_BYTES {
+            return Err(FilesError::TooLarge {
+                path: path.to_path_buf(),
+                size,
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(read)?;
+        let documents = decode(path, &text)?;
+        for (n, document) in documents.into_iter().enumerate() {
+            let place = format!("document {}", n + 1);
+            self.read_document(document, i)
+                .map_err(|message| FilesError::Object {
+                    path: path.to_path_buf(),
+                    place,
+                    message,
+                })?;
+        }
+        Ok(())
+    }
+
+    fn read_document(&mut self, doc: Value, i: &mut Interner) -> Result<(), String> {
+        if doc.is_null() {
+            return Ok(());
+        }
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+        if kind.is_empty() {
+            return Err("not a Kubernetes object: no kind".into());
+        }
+        if kind == "List" || (kind.ends_with("List") && doc.get("items").is_some()) {
+            let Some(Value::Array(items)) = doc.get("items").cloned() else {
+                return Err(format!("{kind} without an items list"));
+            };
+            for (m, item) in items.into_iter().enumerate() {
+                if item
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| k.ends_with("List"))
+                {
+                    return Err(format!("item {}: a list inside a list", m + 1));
+                }
+                self.read_document(item, i)
+                    .map_err(|e| format!("item {}: {e}", m + 1))?;
+            }
+            return Ok(());
+        }
+        self.read_object(doc, i)
+    }
+
+    fn read_object(&mut self, mut object: Value, i: &mut Interner) -> Result<(), String> {
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let group = api_version
+            .rsplit_once('/')
+            .map_or("", |(g, _)| g)
+            .to_owned();
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        *self.kinds.entry((group.clone(), kind.clone())).or_default() += 1;
+        let Some(resource) = Resource::from_group_kind(&group, &kind) else {
+            return Ok(());
+        };
+        if resource != Resource::Namespaces {
+            default_namespace(&mut object);
+        }
+        let index = &mut self.index;
+        let kind = kind.as_str();
+        match resource {
+            Resource::Pods => add(index, resource, object, kind, project::pod, i),
+            Resource::Services => add(index, resource, object, kind, project::service, i),
+            Resource::Ingresses => add(index, resource, object, kind, project::ingress, i),
+            Resource::PersistentVolumeClaims => {
+                add(index, resource, object, kind, project::claim, i)
+            }
+            Resource::Namespaces => add(index, resource, object, kind, namespace_meta, i),
+            workload => add(index, workload, object, kind, workload_meta, i),
+        }
+    }
+}
+
+/// An object's metadata alone.
+#[derive(Debug, Default, Deserialize)]
+struct Meta {
+    #[serde(default)]
+    metadata: ObjectMeta,
+}
+
+fn namespace_meta(m: &Meta, i: &mut Interner) -> Option<Projected<super::index::Namespace>> {
+    project::namespace(&m.metadata, i)
+}
+
+fn workload_meta(m: &Meta, i: &mut Interner) -> Option<Projected<super::index::Workload>> {
+    project::workload(&m.metadata, i)
+}
+
+/// Puts a namespaced object that names no namespace in `default`.
+fn default_namespace(object: &mut Value) {
+    if let Some(Value::Object(meta)) = object.get_mut("metadata")
+        && meta
+            .get("namespace")
+            .is_none_or(|n| n.as_str().is_none_or(str::is_empty))
+    {
+        meta.insert("namespace".into(), Value::String("default".into()));
+    }
+}
+
+/// Decodes `object` as `W`, projects it and adds it to the index.
+fn add<W: DeserializeOwned, B: Body>(
+    index: &mut Index,
+    resource: Resource,
+    object: Value,
+    kind: &str,
+    project: fn(&W, &mut Interner) -> Option<Projected<B>>,
+    i: &mut Interner,
+) -> Result<(), String> {
+    let w: W = serde_json::from_value(object).map_err(|e| format!("{kind}: {e}"))?;
+    let (key, object) = project(&w, i).ok_or_else(|| format!("{kind} without metadata.name"))?;
+    index.apply(resource, key, object);
+    Ok(())
+}
+
+/// The documents of a file: JSON for `.json`, multi-document YAML otherwise.
+fn decode(path: &Path, text: &str) -> Result<Vec<Value>, FilesError> {
+    let err = |message: String| FilesError::Decode {
+        path: path.to_path_buf(),
+        message,
+    };
+    if path.extension().and_then(|e| e.to_str()) == Some("json") {
+        return serde_json::from_str::<Value>(text)
+            .map(|v| vec![v])
+            .map_err(|e| err(format!("invalid JSON: {e}")));
+    }
+    serde_saphyr::from_multiple::<Value>(text).map_err(|e| {
+        let full = e.without_snippet().to_string();
+        let first = full.lines().next().unwrap_or("").trim().to_owned();
+        err(format!("invalid YAML: {first}"))
+    })
+}
+
+impl ClusterView for FileView {
+    fn ready(&self) -> Result<(), ViewError> {
+        Ok(())
+    }
+
+    fn namespace_label(&self, namespace: &str, key: &str) -> Result<Option<String>, ViewError> {
+        Ok(self.index.namespace_label(namespace, key))
+    }
+
+    fn dependents(
+        &self,
+        target: &ObjectRef<'_>,
+        object: Option<&Subject>,
+    ) -> Result<Dependents, ViewError> {
+        Ok(self.index.dependents(target, object))
+    }
+
+    fn remaining_objects<'a>(&'a self, crd: &'a Subject) -> ViewFuture<'a, Result<u64, ViewError>> {
+        let counted = crd::api_resource(crd)
+            .map(|r| self.kinds.get(&(r.group, r.kind)).copied().unwrap_or(0));
+        Box::pin(std::future::ready(counted))
+    }
+}

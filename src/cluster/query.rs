@@ -1,0 +1,298 @@
+//! What depends on a target: the index's answer to `ClusterView::dependents`.
+//!
+//! First the affected running pods, by the target's kind: a workload's pods through the owner
+//! chain (Deployment -> ReplicaSet -> Pod, CronJob -> Job -> Pod, ...), a Pod itself, a
+//! Service's selected pods, every pod of a Namespace, a claim's mounting pods, an Ingress's
+//! backends' pods, and for any other namespaced kind what its stored object's UID owns. Then, from those pods: the Services selecting them, the Ingresses whose
+//! backends are those Services, the pods such an Ingress reaches, and the bound claims they
+//! mount. A Namespace also brings all its Ingresses and bound claims, an Ingress itself, a
+//! bound claim itself, and a StatefulSet the claims of its `volumeClaimTemplates`.
+
+use super::index::Index;
+use super::index::{Ingress, Pod, Service};
+use super::intern::Interner;
+use super::labels::Labels;
+use super::project;
+use super::resource::{Resource, WORKLOADS};
+use super::wire::{ClaimWire, IngressWire, ServiceWire, StatefulSetWire};
+use crate::object::{Dependents, ObjectRef, Subject};
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+
+impl Index {
+    /// What depends on `target`; `stored` is the stored object when the caller has it (its
+    /// UID, selector, backends or claim templates are preferred to the cache's copy).
+    pub fn dependents(&self, target: &ObjectRef<'_>, stored: Option<&Subject>) -> Dependents {
+        let resource = Resource::from_group_resource(target.group, target.resource);
+        let namespace = match resource {
+            Some(Resource::Namespaces) => target.name,
+            _ => target.namespace,
+        };
+        let mut found = Found::new(self, namespace);
+        match resource {
+            Some(Resource::Pods) => found.pod(target.name),
+            Some(Resource::Services) => found.service(target.name, stored),
+            Some(Resource::Namespaces) => found.whole_namespace(),
+            Some(Resource::PersistentVolumeClaims) => found.claim(target.name, stored),
+            Some(Resource::Ingresses) => found.ingress(target.name, stored),
+            Some(workload) if workload.workload_slot().is_some() => {
+                found.owned_by(Some(workload), target.name, stored);
+                if workload == Resource::StatefulSets {
+                    found.claim_templates(target.name, stored);
+                }
+            }
+            // Any other namespaced kind (an operator's custom resource owning ReplicaSets,
+            // say): what its stored object's UID owns.
+            _ if !target.namespace.is_empty() => found.owned_by(None, target.name, stored),
+            _ => {}
+        }
+        found.finish()
+    }
+}
+
+/// A stored object read as a wire shape (the part the index reads of it).
+fn read<'a, W: Deserialize<'a>>(stored: Option<&'a Subject>) -> Option<W> {
+    W::deserialize(stored?.json()).ok()
+}
+
+/// The facts gathered for one target, all in its namespace.
+struct Found<'a> {
+    index: &'a Index,
+    namespace: &'a str,
+    /// Affected running pods, by name.
+    pods: BTreeMap<&'a str, &'a Pod>,
+    ingresses: BTreeSet<String>,
+    /// Backends of the target Ingress, as its stored object names them.
+    target_backends: Vec<Arc<str>>,
+    bound: BTreeSet<String>,
+}
+
+impl<'a> Found<'a> {
+    fn new(index: &'a Index, namespace: &'a str) -> Self {
+        Self {
+            index,
+            namespace,
+            pods: BTreeMap::new(),
+            ingresses: BTreeSet::new(),
+            target_backends: Vec::new(),
+            bound: BTreeSet::new(),
+        }
+    }
+
+    fn add_pods_where(&mut self, keep: impl Fn(&Pod) -> bool) {
+        let running = self.index.pods.in_namespace(self.namespace);
+        for (name, pod) in running.filter(|(_, p)| p.body.running && keep(&p.body)) {
+            self.pods.insert(name, &pod.body);
+        }
+    }
+
+    fn pod(&mut self, name: &str) {
+        let index = self.index;
+        if let Some((key, pod)) = index.pods.get_entry(self.namespace, name)
+            && pod.body.running
+        {
+            self.pods.insert(key, &pod.body);
+        }
+    }
+
+    fn service(&mut self, name: &str, stored: Option<&Subject>) {
+        let selector = match read::<ServiceWire>(stored) {
+            Some(w) => project::service(&w, &mut Interner::default()).map(|(_, o)| o.body.selector),
+            None => self
+                .index
+                .services
+                .get(self.namespace, name)
+                .map(|s| s.body.selector.clone()),
+        };
+        if let Some(selector) = selector {
+            self.add_pods_where(|p| selector.selects(&p.labels));
+        }
+    }
+
+    fn whole_namespace(&mut self) {
+        self.add_pods_where(|_| true);
+        let ns = self.namespace;
+        self.ingresses.extend(
+            self.index
+                .ingresses
+                .in_namespace(ns)
+                .map(|(n, _)| n.to_owned()),
+        );
+        let bound = self
+            .index
+            .claims
+            .in_namespace(ns)
+            .filter(|(_, c)| c.body.bound);
+        self.bound.extend(bound.map(|(n, _)| n.to_owned()));
+    }
+
+    fn claim(&mut self, name: &str, stored: Option<&Subject>) {
+        self.add_pods_where(|p| p.claims.iter().any(|c| c.as_ref() == name));
+        let bound = match read::<ClaimWire>(stored) {
+            Some(w) => {
+                project::claim(&w, &mut Interner::default()).is_some_and(|(_, o)| o.body.bound)
+            }
+            None => self
+                .index
+                .claims
+                .get(self.namespace, name)
+                .is_some_and(|c| c.body.bound),
+        };
+        if bound {
+            self.bound.insert(name.to_owned());
+        }
+    }
+
+    fn ingress(&mut self, name: &str, stored: Option<&Subject>) {
+        self.ingresses.insert(name.to_owned());
+        let backends = match read::<IngressWire>(stored) {
+            Some(w) => project::ingress(&w, &mut Interner::default()).map(|(_, o)| o.body.backends),
+            None => self
+                .index
+                .ingresses
+                .get(self.namespace, name)
+                .map(|g| g.body.backends.clone()),
+        };
+        self.target_backends = backends.map(Vec::from).unwrap_or_default();
+        for backend in self.target_backends.clone() {
+            if let Some(s) = self.index.services.get(self.namespace, &backend) {
+                let selector = &s.body.selector;
+                self.add_pods_where(|p| selector.selects(&p.labels));
+            }
+        }
+    }
+
+    /// The running pods `resource/name` (found by the stored object's UID, else in the
+    /// cache's store of `resource`) owns, transitively (any owner reference counts, as the
+    /// garbage collector follows them all).
+    fn owned_by(&mut self, resource: Option<Resource>, name: &str, stored: Option<&Subject>) {
+        let (ns, index) = (self.namespace, self.index);
+        let uid: Option<Arc<str>> = match stored.map(Subject::uid).filter(|u| !u.is_empty()) {
+            Some(uid) => Some(Arc::from(uid)),
+            None => resource
+                .and_then(|r| index.workload_store(r))
+                .and_then(|s| s.get(ns, name))
+                .map(|o| o.uid.clone()),
+        };
+        let Some(uid) = uid.filter(|u| !u.is_empty()) else {
+            return;
+        };
+        let mut seen: HashSet<Arc<str>> = HashSet::from([uid.clone()]);
+        let mut queue = vec![uid];
+        while let Some(owner) = queue.pop() {
+            for kind in WORKLOADS {
+                let Some(store) = index.workload_store(kind) else {
+                    continue;
+                };
+                for key in store
+                    .children(&owner)
+                    .iter()
+                    .filter(|k| &*k.namespace == ns)
+                {
+                    if let Some(child) = store.get(ns, &key.name)
+                        && seen.insert(child.uid.clone())
+                    {
+                        queue.push(child.uid.clone());
+                    }
+                }
+            }
+            for key in index
+                .pods
+                .children(&owner)
+                .iter()
+                .filter(|k| &*k.namespace == ns)
+            {
+                if let Some(pod) = index.pods.get(ns, &key.name)
+                    && pod.body.running
+                {
+                    self.pods.insert(&key.name, &pod.body);
+                }
+            }
+        }
+    }
+
+    /// The bound claims a StatefulSet's templates made: `<template>-<set>-<ordinal>`
+    /// (k8s.io/kubernetes pkg/controller/statefulset/stateful_set_utils.go,
+    /// `getPersistentVolumeClaimName`).
+    fn claim_templates(&mut self, set: &str, stored: Option<&Subject>) {
+        let Some(w) = read::<StatefulSetWire>(stored) else {
+            return;
+        };
+        let templates = w
+            .spec
+            .and_then(|s| s.volume_claim_templates)
+            .unwrap_or_default();
+        for template in templates
+            .iter()
+            .filter_map(|t| t.metadata.as_ref()?.name.as_deref())
+        {
+            let prefix = format!("{template}-{set}-");
+            let made = self
+                .index
+                .claims
+                .in_namespace(self.namespace)
+                .filter(|(n, c)| {
+                    c.body.bound
+                        && n.strip_prefix(prefix.as_str())
+                            .is_some_and(|o| !o.is_empty() && o.bytes().all(|b| b.is_ascii_digit()))
+                });
+            self.bound.extend(made.map(|(n, _)| n.to_owned()));
+        }
+    }
+
+    fn finish(mut self) -> Dependents {
+        let ns = self.namespace;
+        let index = self.index;
+        let services: Vec<(&str, &Service)> = index
+            .services
+            .in_namespace(ns)
+            .filter(|(_, s)| {
+                self.pods
+                    .values()
+                    .any(|p| s.body.selector.selects(&p.labels))
+            })
+            .map(|(n, s)| (n, &s.body))
+            .collect();
+        let selecting: HashSet<&str> = services.iter().map(|(n, _)| *n).collect();
+        let fronting = |g: &Ingress| g.backends.iter().any(|b| selecting.contains(b.as_ref()));
+        for (name, _) in index
+            .ingresses
+            .in_namespace(ns)
+            .filter(|(_, g)| fronting(&g.body))
+        {
+            self.ingresses.insert(name.to_owned());
+        }
+        let mut fronted: HashSet<&str> = self.target_backends.iter().map(|b| b.as_ref()).collect();
+        for name in &self.ingresses {
+            if let Some(g) = index.ingresses.get(ns, name) {
+                fronted.extend(g.body.backends.iter().map(|b| b.as_ref()));
+            }
+        }
+        let behind: Vec<&Labels> = services
+            .iter()
+            .filter(|(n, _)| fronted.contains(n))
+            .map(|(_, s)| &s.selector)
+            .collect();
+        let ingress_pods = self
+            .pods
+            .values()
+            .filter(|p| behind.iter().any(|sel| sel.selects(&p.labels)))
+            .count();
+        for pod in self.pods.values() {
+            for claim in pod.claims.iter() {
+                if index.claims.get(ns, claim).is_some_and(|c| c.body.bound) {
+                    self.bound.insert(claim.to_string());
+                }
+            }
+        }
+        let qualify = |n: &str| format!("{ns}/{n}");
+        Dependents {
+            running_pods: u32::try_from(self.pods.len()).unwrap_or(u32::MAX),
+            ingress_pods: u32::try_from(ingress_pods).unwrap_or(u32::MAX),
+            services: services.iter().map(|(n, _)| qualify(n)).collect(),
+            ingresses: self.ingresses.iter().map(|n| qualify(n)).collect(),
+            bound_volumes: self.bound.iter().map(|n| qualify(n)).collect(),
+        }
+    }
+}

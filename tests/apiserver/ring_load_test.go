@@ -1,0 +1,309 @@
+package apiserver
+
+// Validation-ring scenarios about the webhook as a dependency: the latency it adds to 200
+// concurrent deletes, and what the shipped failure policies do while warrant-admission is down.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admregv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// 200 concurrent deletes of unprotected Deployments by the CI identity (trusted up to standard):
+// all admitted. The baseline is the same deletes by the same identity in a namespace the shipped
+// namespaceSelector leaves out (warrant-system), so the only difference is the webhook call.
+func TestRingConcurrentDeletesLatency(t *testing.T) {
+	a := E.scenarios
+	setRing(t, "Enforce")
+	const n, through, excluded = 200, "ring-ci", "warrant-system"
+	const sa = "system:serviceaccount:ring-ci:deployer"
+	admin := client(t, a, "admin")
+	for _, ns := range []string{through, excluded} {
+		labelledNamespace(t, a, ns, nil)
+		bindClusterAdmin(t, a, ns, "deployer-admin", rbacv1.Subject{Kind: "ServiceAccount", Name: "deployer", Namespace: "ring-ci"})
+	}
+	if h := expectedHook(t, a, "DELETE", "apps", "deployments", excluded, nil); h != "" {
+		t.Fatalf("%s must be left out by the shipped selectors, but %s covers it", excluded, h)
+	}
+	hook := expectedHook(t, a, "DELETE", "apps", "deployments", through, nil)
+	if hook == "" {
+		t.Fatalf("no shipped webhook covers unlabelled Deployments in %s", through)
+	}
+	ci := impersonating(t, a, sa, "system:serviceaccounts", "system:serviceaccounts:ring-ci")
+	eventually(t, 10*time.Second, "the CI identity's RBAC binding", func() error {
+		_, err := ci.AppsV1().Deployments(excluded).List(ctx(t), metav1.ListOptions{Limit: 1})
+		return err
+	})
+	// Rounds of n deletes, concurrent or one after the other; the baseline and the ring
+	// alternate (A B B A) so that neither gains from running second.
+	round := 0
+	burst := func(ns string, concurrent bool) []time.Duration {
+		round++
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("job-%d-%03d", round, i)
+		}
+		parallel(t, 16, names, func(name string) error {
+			_, err := admin.AppsV1().Deployments(ns).Create(ctx(t), bareDeployment(name, nil), metav1.CreateOptions{})
+			return err
+		})
+		var mu sync.Mutex
+		latencies := make([]time.Duration, 0, n)
+		width := 1
+		if concurrent {
+			width = n
+		}
+		parallel(t, width, names, func(name string) error {
+			began := time.Now()
+			err := ci.AppsV1().Deployments(ns).Delete(ctx(t), name, metav1.DeleteOptions{})
+			mu.Lock()
+			defer mu.Unlock()
+			latencies = append(latencies, time.Since(began))
+			return err
+		})
+		return latencies
+	}
+	mw, ma := markLog(E.ring.audit), markLog(E.ring.apiAudit)
+	judgedBefore := admissionSeconds(t)
+	var base, ring, baseSeq, ringSeq []time.Duration
+	base = append(base, burst(excluded, true)...)
+	ring = append(ring, burst(through, true)...)
+	ring = append(ring, burst(through, true)...)
+	base = append(base, burst(excluded, true)...)
+	baseSeq = burst(excluded, false)
+	ringSeq = burst(through, false)
+	p := func(l []time.Duration, q int) time.Duration {
+		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+		return l[len(l)*q/100]
+	}
+	fmt.Printf("RING LATENCY (Deployment deletes by %s, client-go; baseline: namespace %s, which the shipped selectors leave out)\n", sa, excluded)
+	for _, row := range []struct {
+		what       string
+		base, ring []time.Duration
+	}{{fmt.Sprintf("%d concurrent, 2 rounds", n), base, ring}, {fmt.Sprintf("%d sequential", n), baseSeq, ringSeq}} {
+		fmt.Printf("  %-24s baseline p50 %9s p99 %9s | through %s p50 %9s p99 %9s | added p50 %9s p99 %9s\n",
+			row.what, p(row.base, 50), p(row.base, 99), hook, p(row.ring, 50), p(row.ring, 99),
+			p(row.ring, 50)-p(row.base, 50), p(row.ring, 99)-p(row.base, 99))
+	}
+	const total = 3 * n // deletes through the ring: two concurrent rounds and one sequential
+	judged := admissionSeconds(t).minus(judgedBefore)
+	fmt.Printf("  warrant's own time per DELETE (warrant_admission_duration_seconds): mean %s over %d requests\n",
+		judged.mean(), judged.count)
+
+	// warrant-admission judged every delete in ring-ci (ALLOW: a trusted principal) and none in
+	// the excluded namespace; kube-apiserver's audit carries the webhook's code on each.
+	deadline := time.Now().Add(5 * time.Second)
+	var admitted, excludedSeen int
+	for {
+		admitted, excludedSeen = 0, 0
+		for _, r := range readRecords[admissionRecord](mw) {
+			if r.ResourceAttributes == nil || r.User != sa {
+				continue
+			}
+			switch r.ResourceAttributes.Namespace {
+			case through:
+				if g := r.guard(t); r.Allowed && g != nil && g.Code == "ALLOW" {
+					admitted++
+				}
+			case excluded:
+				excludedSeen++
+			}
+		}
+		if admitted >= total || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if admitted != total || excludedSeen != 0 {
+		t.Fatalf("warrant-admission admitted %d of %d deletes in %s (ALLOW) and saw %d in %s", admitted, total, through, excludedSeen, excluded)
+	}
+	annotated, plain := 0, 0
+	for _, ev := range readRecords[apiEvent](ma) {
+		if ev.Stage != "ResponseComplete" || ev.Verb != "delete" || ev.ObjectRef == nil || ev.ObjectRef.Resource != "deployments" {
+			continue
+		}
+		switch ann := ev.warrantAnnotations(); ev.ObjectRef.Namespace {
+		case through:
+			if ann[hook]["code"] == "ALLOW" {
+				annotated++
+			}
+		case excluded:
+			if len(ann) == 0 {
+				plain++
+			}
+		}
+	}
+	if annotated != total || plain != total {
+		t.Fatalf("kube-apiserver audit: %d of %d deletes in %s carry %s/code=ALLOW, %d of %d in %s carry no warrant annotation", annotated, total, through, hook, plain, total, excluded)
+	}
+}
+
+// warrant-admission stopped: the shipped failurePolicy Fail refuses deletions in protected scope
+// (a labelled object, an object in a labelled namespace); unprotected objects (failurePolicy
+// Ignore, recorded by kube-apiserver as failed open) and namespaces the selectors leave out are
+// deleted. Restarted, it judges again.
+func TestRingStoppedFailurePolicy(t *testing.T) {
+	a := E.scenarios
+	setRing(t, "Enforce")
+	labelledNamespace(t, a, "ring-shop", nil)
+	labelledNamespace(t, a, "ring-std", map[string]string{protectionLabel: "standard"})
+	labelledNamespace(t, a, "ring-loose", nil)
+	labelledNamespace(t, a, "warrant-system", nil)
+	c := sre(t, a, nil)
+	critical := map[string]string{protectionLabel: "critical"}
+	objects := []struct {
+		ns, name string
+		labels   map[string]string
+	}{{"ring-shop", "vault", critical}, {"ring-std", "batch", nil}, {"ring-loose", "scratch", nil}, {"warrant-system", "helper", nil}}
+	// Which shipped webhook judges each, and whether a failed call refuses (failurePolicy Fail).
+	type judge struct {
+		hook string
+		fail bool
+	}
+	hooks := map[string]judge{}
+	for _, o := range objects {
+		workload{ns: o.ns, name: o.name, labels: o.labels}.build(t, a)
+		h := expectedHook(t, a, "DELETE", "apps", "deployments", o.ns, o.labels)
+		if h == "" {
+			hooks[o.name] = judge{}
+			continue
+		}
+		fp := E.ring.webhook(h).FailurePolicy
+		hooks[o.name] = judge{h, fp == nil || *fp == admregv1.Fail}
+	}
+	// The scenario needs protected scope with Fail, an unprotected object with Ignore, and an
+	// excluded namespace.
+	if want := map[string]bool{"vault": true, "batch": true, "scratch": false}; !hooks["vault"].fail || !hooks["batch"].fail ||
+		hooks["scratch"].hook == "" || hooks["scratch"].fail || hooks["helper"].hook != "" {
+		t.Fatalf("the shipped failure policies do not split as the scenario expects (Fail: %v, helper excluded): %+v", want, hooks)
+	}
+
+	E.ring.admission.stop(10 * time.Second)
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = E.startAdmission()
+		}
+	})
+	ma := markLog(E.ring.apiAudit)
+	for _, o := range objects[:2] {
+		err := c.AppsV1().Deployments(o.ns).Delete(ctx(t), o.name, metav1.DeleteOptions{})
+		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), fmt.Sprintf("failed calling webhook %q", hooks[o.name].hook)) ||
+			!strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("warrant-admission down, %s/%s in protected scope: want refused (failurePolicy Fail), got %v", o.ns, o.name, err)
+		}
+	}
+	for _, o := range objects[2:] {
+		if err := c.AppsV1().Deployments(o.ns).Delete(ctx(t), o.name, metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("warrant-admission down, %s/%s outside protected scope: want deleted, got %v", o.ns, o.name, err)
+		}
+	}
+	if got := deploymentNames(t, a, "ring-shop"); !containsString(got, "vault") {
+		t.Fatalf("vault must survive: %v", got)
+	}
+	ev := waitFor(t, ma, "the failed-open delete", func(e apiEvent) bool { return e.is("delete", "deployments", "ring-loose", "scratch") })
+	failedOpen := false
+	for k, v := range ev.Annotations {
+		failedOpen = failedOpen || (strings.HasPrefix(k, "failed-open.validating.webhook.admission.k8s.io/") && v == hooks["scratch"].hook)
+	}
+	if !failedOpen {
+		t.Fatalf("kube-apiserver must record the failed-open webhook call: %v", ev.Annotations)
+	}
+
+	// Restarted: judged again (the cache lists afresh; readyz waits for it).
+	if err := E.startAdmission(); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	mw := markLog(E.ring.audit)
+	err := c.AppsV1().Deployments("ring-shop").Delete(ctx(t), "vault", metav1.DeleteOptions{})
+	wantForbidden(t, err, fmt.Sprintf("admission webhook %q denied the request", hooks["vault"].hook), "[MISSING_TICKET]")
+	waitFor(t, mw, "vault after the restart", func(r admissionRecord) bool { return r.is("DELETE", "ring-shop", "vault") && r.Denied })
+}
+
+// histogramTotal is the sum and count of a histogram's observations.
+type histogramTotal struct {
+	sum   float64
+	count int
+}
+
+func (h histogramTotal) minus(o histogramTotal) histogramTotal {
+	return histogramTotal{h.sum - o.sum, h.count - o.count}
+}
+
+func (h histogramTotal) mean() time.Duration {
+	if h.count == 0 {
+		return 0
+	}
+	return time.Duration(h.sum / float64(h.count) * float64(time.Second))
+}
+
+// admissionSeconds adds up warrant-admission's warrant_admission_duration_seconds for DELETEs,
+// over every outcome.
+func admissionSeconds(t *testing.T) histogramTotal {
+	t.Helper()
+	var h histogramTotal
+	for _, l := range strings.Split(metricsOf(E.ring.url), "\n") {
+		name, rest, ok := strings.Cut(l, "{")
+		labels, value, ok2 := strings.Cut(rest, "} ")
+		if !ok || !ok2 || !strings.Contains(labels, `operation="DELETE"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", l, err)
+		}
+		switch name {
+		case "warrant_admission_duration_seconds_sum":
+			h.sum += v
+		case "warrant_admission_duration_seconds_count":
+			h.count += int(v)
+		}
+	}
+	return h
+}
+
+// parallel runs f on every item, at most width at a time, and fails the test with the first
+// error (and how many failed).
+func parallel(t *testing.T, width int, items []string, f func(string) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	sem := make(chan struct{}, width)
+	for _, it := range items {
+		wg.Add(1)
+		go func(it string) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := f(it); err != nil {
+				mu.Lock()
+				failures = append(failures, it+": "+err.Error())
+				mu.Unlock()
+			}
+		}(it)
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d of %d failed, first: %s", len(failures), len(items), failures[0])
+	}
+}
+
+func containsString(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -116,6 +116,23 @@ pub async fn replay(
     Ok(report.finish())
 }
 
+/// One side of a comparison: what was (or would be) answered, by whom, and why.
+struct Side {
+    decision: Decision,
+    decider: String,
+    reason: String,
+}
+
+impl Side {
+    fn of(a: &Answer) -> Self {
+        Self {
+            decision: a.decision,
+            decider: decider(a),
+            reason: a.reason.clone(),
+        }
+    }
+}
+
 /// Judges one record and counts what changed.
 async fn judge(
     report: &mut Builder,
@@ -126,21 +143,17 @@ async fn judge(
     options: &Options,
 ) {
     let input = Input::new(rec.review, now);
-    let after = candidate
-        .authorize(&input, Deadline::after(options.review_timeout))
-        .await;
+    let deadline = || Deadline::after(options.review_timeout);
+    let after = Side::of(&candidate.authorize(&input, deadline()).await);
     let before = match baseline {
-        Some(b) => {
-            let a = b
-                .authorize(&input, Deadline::after(options.review_timeout))
-                .await;
-            Some((a.decision, decider(&a), a.reason))
-        }
-        None => rec
-            .decision
-            .map(|d| (d, rec.decided_by.clone().unwrap_or_default(), String::new())),
+        Some(b) => Some(Side::of(&b.authorize(&input, deadline()).await)),
+        None => rec.decision.map(|decision| Side {
+            decision,
+            decider: rec.decided_by.clone().unwrap_or_default(),
+            reason: String::new(),
+        }),
     };
-    let Some((before, before_by, before_reason)) = before else {
+    let Some(before) = before else {
         report.totals().unrecorded += 1;
         return;
     };
@@ -149,48 +162,67 @@ async fn judge(
     if !rec.redacted.is_empty() {
         t.redacted += 1;
     }
-    let mut after_decision = after.decision;
-    if baseline.is_none()
+    // Against the API server's own answer, a NoOpinion is left to its other authorizers.
+    let deferred = baseline.is_none()
         && rec.source == Source::ApiServer
-        && after.decision == Decision::NoOpinion
-    {
+        && after.decision == Decision::NoOpinion;
+    let to = if deferred {
+        before.decision
+    } else {
+        after.decision
+    };
+    if deferred {
         t.deferred += 1;
-        after_decision = before;
     }
-    if after_decision == before {
+    if to == before.decision {
         t.unchanged += 1;
         return;
     }
     let review = &input.review;
-    let lockout = (after_decision == Decision::Deny)
+    let lockout = (to == Decision::Deny)
         .then(|| options.bootstrap.identity(review.user(), review.groups()))
         .flatten();
-    let (rule, reason) = if after.decision.is_final() {
-        (decider(&after), after.reason.clone())
+    let flip = flip_label(before.decision, to);
+    // The side that decides names the rule: the candidate, or the one it no longer gives.
+    let decided = if after.decision.is_final() {
+        after
     } else {
-        (before_by, before_reason)
+        before
     };
     let key = GroupKey {
-        flip: flip_label(before, after_decision),
-        rule: if rule.is_empty() { "-".into() } else { rule },
+        flip,
+        rule: if decided.decider.is_empty() {
+            "-".into()
+        } else {
+            decided.decider
+        },
         user: review.user().to_owned(),
         resource: resource_label(review),
     };
+    let example = example(&rec.origin, &rec.redacted, review, now, decided.reason);
+    report.flip(key, lockout, example);
+}
+
+/// One flipped review as a report shows it.
+fn example(
+    origin: &super::record::Origin,
+    redacted: &[String],
+    review: &crate::review::Review,
+    now: DateTime<Utc>,
+    reason: String,
+) -> Example {
     let attrs = review.spec().resource_attributes.as_ref();
-    let field =
-        |f: fn(&k8s_openapi::api::authorization::v1::ResourceAttributes) -> &Option<String>| {
-            attrs.and_then(|a| f(a).clone()).unwrap_or_default()
-        };
-    let example = Example {
-        origin: rec.origin.to_string(),
+    let namespace = attrs.and_then(|a| a.namespace.clone()).unwrap_or_default();
+    let name = attrs.and_then(|a| a.name.clone()).unwrap_or_default();
+    Example {
+        origin: origin.to_string(),
         at: rfc3339(now),
         verb: review.verb().to_owned(),
-        namespace: field(|a| &a.namespace),
-        name: field(|a| &a.name),
+        namespace,
+        name,
         reason,
-        redacted: !rec.redacted.is_empty(),
-    };
-    report.flip(key, lockout, example);
+        redacted: !redacted.is_empty(),
+    }
 }
 
 /// `authorizer/rule` (or `authorizer`) of the entry that decided, or "".

@@ -9,7 +9,9 @@
 //! namespace's (the protected namespace rules and, at admission, the protection label on the
 //! namespace: the higher wins) and the object's (the protected resource rules and, at admission,
 //! the protection label on the object, or for an UPDATE that lowers it the stored level: the
-//! higher wins). The target's protection level, which tickets and trusted principals are measured
+//! higher wins). A Namespace's own label is its namespace side; the objects it holds are its
+//! object side: at admission, the highest protection label among them counts there, as its
+//! deletion deletes them all. The target's protection level, which tickets and trusted principals are measured
 //! against, is the higher of the two.
 
 use super::assessment::RiskLevel;
@@ -159,7 +161,8 @@ fn namespace_side(
 }
 
 /// The object side of the protection: the higher of the protected resource rules and (at
-/// admission) the protection label on the object, or the stored level an UPDATE lowers.
+/// admission) the protection label on the object, or the stored level an UPDATE lowers; for a
+/// Namespace's deletion, the highest protection label on the objects it holds.
 fn object_side(
     spec: &GuardSpec,
     target: &Target<'_>,
@@ -173,6 +176,9 @@ fn object_side(
         && let Some(f) = facts
     {
         own_label(spec, f, &mut side, || kind(target));
+    }
+    if let Some(held) = facts.and_then(|f| f.held.as_ref()) {
+        side.offer(Some(held.level()), || held.describe(label_key(spec)));
     }
     side.0
 }

@@ -12,7 +12,10 @@ use crate::authorizer::{Authorizer, AuthorizerError, Deadline, Input};
 use crate::config::model::guard::{RiskWeights, Thresholds};
 use crate::config::{AuthorizerSpec, FailurePolicy};
 use crate::decision::Decision;
-use crate::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError, ViewFuture};
+use crate::object::{
+    ClusterView, Dependents, LabelValue, LabelValues, MAX_LABEL_VALUES, ObjectRef, Subject,
+    ViewError, ViewFuture,
+};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -33,12 +36,14 @@ tickets:
 - {id: CHG-PENDING, status: Pending, approvers: [a, b], expires: "2027-01-01T00:00:00Z"}
 "#;
 
-/// The cluster as a fixture: every namespace carries `namespace_level` (when set), every
-/// target has `dependents`, every CRD `remaining` objects; `not_ready` fails every question.
+/// The cluster as a fixture: every namespace carries `namespace_level` (when set) and holds the
+/// `labelled` objects, every target has `dependents`, every CRD `remaining` objects;
+/// `not_ready` fails every question.
 #[derive(Debug, Default, Clone)]
 struct Fixed {
     not_ready: Option<&'static str>,
     namespace_level: Option<&'static str>,
+    labelled: LabelValues,
     dependents: Dependents,
     remaining: u64,
 }
@@ -61,6 +66,12 @@ impl ClusterView for Fixed {
         self.check()?;
         assert_eq!(key, LABEL);
         Ok(self.namespace_level.map(str::to_owned))
+    }
+
+    fn labelled_inside(&self, namespace: &str, key: &str) -> Result<LabelValues, ViewError> {
+        self.check()?;
+        assert_eq!((namespace, key), ("shop", LABEL));
+        Ok(self.labelled.clone())
     }
 
     fn dependents(&self, _: &ObjectRef<'_>, _: Option<&Subject>) -> Result<Dependents, ViewError> {
@@ -671,6 +682,138 @@ fn namespace_delete(level: Option<&str>, ticket: Option<&str>) -> Request {
         name: "shop",
         ..Request::delete(namespace_object(level, ticket))
     }
+}
+
+/// `(value, object, count)` as the view lists the labelled objects of a namespace.
+fn holding(values: &[(&str, &str, u32)]) -> Fixed {
+    let values = values
+        .iter()
+        .map(|(value, object, count)| LabelValue {
+            value: (*value).to_owned(),
+            object: (*object).to_owned(),
+            count: *count,
+        })
+        .collect();
+    Fixed {
+        labelled: LabelValues {
+            values,
+            truncated: false,
+        },
+        ..Fixed::default()
+    }
+}
+
+/// Deleting a Namespace deletes what it holds: an unlabelled namespace holding a Deployment
+/// labelled critical (no replicas, no pods) is judged critical on its object side, naming the
+/// Deployment, and needs a ticket for critical.
+#[test]
+fn a_namespace_holding_a_labelled_object_is_judged_at_its_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let w = RiskWeights::default();
+    let view = holding(&[
+        ("critical", "deployments.apps/checkout", 1),
+        ("high", "services/web", 2),
+        ("gold", "persistentvolumeclaims/data", 1),
+    ]);
+    let j = judge(&g, &namespace_delete(None, None), &view, IN_HOURS);
+    let parts = [
+        (
+            format!(
+                "critical: namespace holds deployments.apps/checkout labelled {LABEL}=critical"
+            ),
+            w.critical,
+        ),
+        ("namespace deletion".to_owned(), w.namespace_deletion),
+        ("business hours".to_owned(), w.business_hours),
+    ];
+    let score: u32 = parts.iter().map(|(_, p)| p).sum();
+    assert_eq!(j.assessment["riskReasons"], json!(reasons(&parts)));
+    assert_eq!(j.assessment["riskScore"], score);
+    assert_eq!(j.assessment["riskLevel"], grade(score));
+    assert_eq!(j.assessment["protection"], "critical");
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::Deny, "MISSING_TICKET")
+    );
+    assert!(
+        j.message
+            .contains("namespace holds deployments.apps/checkout"),
+        "{}",
+        j.message
+    );
+    // A ticket approved for critical, annotated on the namespace, lets it through.
+    let j = judge(&g, &namespace_delete(None, Some("CHG-1")), &view, IN_HOURS);
+    assert_eq!(j.decision, Decision::NoOpinion, "{}", j.message);
+    assert_eq!(j.assessment["ticket"], "CHG-1");
+    // The namespace's own label is the other side: both add up.
+    let j = judge(
+        &g,
+        &namespace_delete(Some("high"), None),
+        &view,
+        OUT_OF_HOURS,
+    );
+    assert_eq!(
+        j.assessment["riskScore"],
+        w.high + w.critical + w.namespace_deletion
+    );
+    assert_eq!(
+        j.assessment["riskReasons"][0],
+        format!("high: label {LABEL}=high on namespace shop +{}", w.high)
+    );
+}
+
+/// Values read as levels case-insensitively, unknown ones as standard; several objects with the
+/// highest value are counted; more values than the view lists are judged critical.
+#[test]
+fn the_highest_held_label_wins_and_too_many_values_read_as_critical() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let w = RiskWeights::default();
+    let reason = |view: &Fixed| {
+        let j = judge(&g, &namespace_delete(None, None), view, OUT_OF_HOURS);
+        j.assessment["riskReasons"][0].as_str().unwrap().to_owned()
+    };
+    let view = holding(&[
+        ("High", "deployments.apps/a", 3),
+        ("gold", "deployments.apps/b", 1),
+        ("high", "services/c", 1),
+    ]);
+    assert_eq!(
+        reason(&view),
+        format!(
+            "high: namespace holds deployments.apps/a and 2 more labelled {LABEL}=High +{}",
+            w.high
+        )
+    );
+    let unknown = holding(&[("gold", "jobs.batch/b", 1)]);
+    assert_eq!(
+        reason(&unknown),
+        format!(
+            "standard: namespace holds jobs.batch/b labelled {LABEL}=gold +{}",
+            w.level(crate::config::model::guard::Level::Standard)
+        )
+    );
+    let mut many = holding(&[("standard", "pods/p", 1)]);
+    many.labelled.truncated = true;
+    assert_eq!(
+        reason(&many),
+        format!(
+            "critical: namespace holds objects with more than {MAX_LABEL_VALUES} values of label {LABEL} (not all read) +{}",
+            w.critical
+        )
+    );
+    // Lowering the namespace's own label is an update: its contents are not asked about.
+    let lowered = Request {
+        new: Some(namespace_object(None, None)),
+        operation: "UPDATE",
+        ..namespace_delete(Some("high"), None)
+    };
+    let j = judge(&g, &lowered, &view, OUT_OF_HOURS);
+    assert_eq!(
+        j.assessment["riskReasons"],
+        json!([format!("high: label {LABEL} lowered +{}", w.high)])
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! ReplicaSets it made), then Services, Ingresses, PersistentVolumeClaims and running pods, so
 //! the first object named for a value is the one a person labelled.
 
-use super::index::Index;
+use super::index::{Index, Pod};
 use super::labels::Labels;
 use super::resource::Resource;
 use super::store::Store;
@@ -28,18 +28,18 @@ struct Gathered<'a> {
 }
 
 impl<'a> Gathered<'a> {
-    /// Counts the objects of `store` in `namespace` whose labels (`labels` of the body) carry
-    /// `key`.
+    /// Counts the objects of `store` in `namespace` whose labels (`labels` of the body, `None`
+    /// to pass it over) carry `key`.
     fn scan<B>(
         &mut self,
         resource: Resource,
         store: &'a Store<B>,
         namespace: &str,
         key: &str,
-        labels: impl Fn(&'a B) -> &'a Labels,
+        labels: impl Fn(&'a B) -> Option<&'a Labels>,
     ) {
         for (name, object) in store.in_namespace(namespace) {
-            if let Some(value) = labels(&object.body).get(key) {
+            if let Some(value) = labels(&object.body).and_then(|l| l.get(key)) {
                 self.add(value, resource, name);
             }
         }
@@ -67,22 +67,21 @@ fn qualified(resource: Resource, name: &str) -> String {
 impl Index {
     /// The objects of `namespace` carrying label `key`, grouped by value (see
     /// `ClusterView::labelled_inside`).
-    pub fn labelled_inside(&self, namespace: &str, key: &str) -> LabelValues {
+    pub fn labelled_inside<'a>(&'a self, namespace: &str, key: &str) -> LabelValues {
         let mut found = Gathered::default();
         for resource in WORKLOAD_ORDER {
             if let Some(store) = self.workload_store(resource) {
-                found.scan(resource, store, namespace, key, |w| &w.labels);
+                found.scan(resource, store, namespace, key, |w| Some(&w.labels));
             }
         }
-        found.scan(Resource::Services, &self.services, namespace, key, |s| {
-            &s.labels
-        });
-        found.scan(Resource::Ingresses, &self.ingresses, namespace, key, |g| {
-            &g.labels
-        });
+        let (ns, services, ingresses) = (namespace, Resource::Services, Resource::Ingresses);
+        found.scan(services, &self.services, ns, key, |s| Some(&s.labels));
+        found.scan(ingresses, &self.ingresses, ns, key, |g| Some(&g.labels));
         let claims = Resource::PersistentVolumeClaims;
-        found.scan(claims, &self.claims, namespace, key, |c| &c.labels);
-        found.scan(Resource::Pods, &self.pods, namespace, key, |p| &p.labels);
+        found.scan(claims, &self.claims, ns, key, |c| Some(&c.labels));
+        // Running pods only, as the watches hold them (saved files may hold others).
+        let running = |p: &'a Pod| p.running.then_some(&p.labels);
+        found.scan(Resource::Pods, &self.pods, ns, key, running);
         LabelValues {
             values: found
                 .values

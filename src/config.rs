@@ -15,7 +15,7 @@ pub mod schema;
 mod validate;
 pub mod watch;
 
-pub use error::{ConfigError, ConfigErrors, ErrorKind};
+pub use error::{ConfigError, ConfigErrors, ConfigWarning, ErrorKind};
 pub use load::{Loaded, Source, content_hash, load_file, parse};
 pub use model::{
     AuthorizerConfig, AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode, WebhookConfig,

@@ -129,6 +129,9 @@ impl LiveChain {
                     authorizers = chain.entries().len(),
                     "configuration loaded"
                 );
+                for w in &loaded.config.warnings {
+                    tracing::warn!(config = %loaded.source.name, "{w}");
+                }
                 self.current.store(Some(Arc::new(Active {
                     chain,
                     source: loaded.source,

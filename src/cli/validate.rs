@@ -42,6 +42,9 @@ pub fn run(args: ValidateArgs) -> ExitStatus {
                     file.display(),
                     loaded.config.authorizers.len()
                 );
+                for w in &loaded.config.warnings {
+                    println!("{w}");
+                }
                 if args.replay.is_empty() {
                     continue;
                 }

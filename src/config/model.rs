@@ -22,6 +22,9 @@ use std::time::Duration;
 pub struct Config {
     /// The authorizers, in file order. Never empty.
     pub authorizers: Vec<AuthorizerConfig>,
+    /// What validation found likely unintended in a valid file (printed by `warrant validate`,
+    /// logged when served).
+    pub warnings: Vec<super::error::ConfigWarning>,
 }
 
 /// One validated authorizer entry.

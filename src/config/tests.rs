@@ -328,3 +328,42 @@ fn shadow_mode_on_entries_rules_and_guards() {
     }
     assert_eq!(a[5].mode, Mode::Enforce);
 }
+
+/// Issue 15, finding 11: an Allow rule that constrains no verb also grants the verbs Kubernetes
+/// adds (constrained impersonation, DRA); a valid file says so in a warning.
+#[test]
+fn an_allow_rule_without_a_verb_is_valid_with_a_warning() {
+    let file = |effect: &str, expression: &str| {
+        format!(
+            "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: p\n  policy:\n    rules:\n    - name: r\n      effect: {effect}\n      expression: \"{expression}\"\n      message: m\n"
+        )
+    };
+    let warnings = |effect: &str, expression: &str| {
+        crate::config::parse("w.yaml", file(effect, expression).as_bytes())
+            .unwrap()
+            .config
+            .warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+    };
+    let no_verb = warnings("Allow", "'dev' in request.groups");
+    assert_eq!(no_verb.len(), 1, "{no_verb:?}");
+    assert!(
+        no_verb[0].starts_with(
+            "w.yaml:8: authorizers[0].policy.rules[0].expression: warning: this Allow rule constrains no verb"
+        ),
+        "{}",
+        no_verb[0]
+    );
+    assert!(no_verb[0].contains("impersonate:serviceaccount"));
+    assert!(warnings("Allow", "request.resourceAttributes.verb == 'get'").is_empty());
+    assert!(
+        warnings(
+            "Allow",
+            "request.?nonResourceAttributes.verb.orValue('') == 'get'"
+        )
+        .is_empty()
+    );
+    assert!(warnings("Deny", "'dev' in request.groups").is_empty());
+}

@@ -797,13 +797,38 @@ fn the_shipped_webhook_configuration() {
             Some(if protected { "Fail" } else { "Ignore" }),
             "{name}"
         );
-        // The object itself only, and only the operations the ring judges.
+        // The object itself and, where UPDATEs are sent, its status subresource (labels
+        // changed through /status are kept for every guarded kind but Deployments).
         let rules = w.rules.as_ref().unwrap();
         let mut resources = Vec::new();
         for r in rules {
-            for res in r.resources.as_ref().unwrap() {
-                assert!(!res.contains('/'), "{name}: subresource {res}");
-                resources.push(res.as_str());
+            let listed = r.resources.as_ref().unwrap();
+            for res in listed {
+                match res.split_once('/') {
+                    None => resources.push(res.as_str()),
+                    Some((kind, sub)) => {
+                        assert!(
+                            protected,
+                            "{name}: subresource {res} on a DELETE-only webhook"
+                        );
+                        assert!(
+                            sub == "status" || (kind == "namespaces" && sub == "finalize"),
+                            "{name}: subresource {res}"
+                        );
+                        assert!(
+                            listed.iter().any(|k| k == kind),
+                            "{name}: {res} without {kind}"
+                        );
+                    }
+                }
+            }
+            for kind in listed.iter().filter(|r| !r.contains('/')) {
+                if protected {
+                    assert!(
+                        listed.contains(&format!("{kind}/status")),
+                        "{name}: {kind}/status not sent: a label removed through it would pass"
+                    );
+                }
             }
             let ops = r.operations.as_ref().unwrap();
             let want: &[&str] = if protected {
@@ -865,9 +890,11 @@ fn the_shipped_webhook_configuration() {
         ] {
             assert!(control_plane.contains(who), "{name}: {who}");
         }
-        assert!(
-            by_name("label-updates-only")
-                .contains(&format!("'{LABEL}' in oldObject.metadata.labels"))
-        );
+        // UPDATEs only when the stored object's label is changed or removed.
+        let changes = by_name("label-changes-only");
+        assert!(changes.contains(&format!("'{LABEL}' in oldObject.metadata.labels")));
+        assert!(changes.contains(&format!(
+            "object.metadata.labels['{LABEL}']\n          != oldObject.metadata.labels['{LABEL}']"
+        )) || changes.contains(&format!("!= oldObject.metadata.labels['{LABEL}']")));
     }
 }

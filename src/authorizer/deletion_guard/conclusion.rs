@@ -90,13 +90,9 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         protection: risk.protection,
         risk_reasons: risk.reasons,
         ticket: finding.ticket,
-        impact: risk.impact.map(|i| ImpactReport {
-            running_pods: i.dependents.running_pods,
-            services: i.dependents.services,
-            ingresses: i.dependents.ingresses,
-            bound_volumes: i.dependents.bound_volumes,
-            estimated_qps: i.estimated_qps,
-        }),
+        impact: risk
+            .impact
+            .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps)),
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))
 }

@@ -188,6 +188,16 @@ pub(super) async fn gather(
     }))
 }
 
+/// Whether an UPDATE lowers or removes the protection label (what the validation ring judges of
+/// an update; nothing else about it is its business).
+pub(super) fn lowers_label(spec: &GuardSpec, ctx: &ObjectContext) -> bool {
+    spec.objects
+        .protection_label
+        .as_deref()
+        .and_then(|k| lowered(k, ctx.old_object.as_ref(), ctx.object.as_ref()))
+        .is_some()
+}
+
 /// The protection an UPDATE lowers: the stored label's level when the new object carries a
 /// lower one or none.
 fn lowered(key: &str, stored: Option<&Subject>, new: Option<&Subject>) -> Option<Tampering> {
@@ -237,8 +247,17 @@ async fn cascade(
             )));
         }
     }
-    Ok(stored
-        .and_then(Subject::replicas)
-        .filter(|r| *r > 0)
-        .map(|r| format!("{} {} still has {r} replicas", target.resource, target.name)))
+    if let Some(r) = stored.and_then(Subject::replicas) {
+        return Ok(
+            (r > 0).then(|| format!("{} {} still has {r} replicas", target.resource, target.name))
+        );
+    }
+    // A workload without replicas (a DaemonSet, a Job) cascades onto the pods it runs.
+    let workload = matches!(target.group, "apps" | "batch");
+    Ok((workload && dependents.running_pods > 0).then(|| {
+        format!(
+            "{} {} still runs {} pods",
+            target.resource, target.name, dependents.running_pods
+        )
+    }))
 }

@@ -40,6 +40,8 @@ pub(super) struct Risk {
 /// What deleting the target takes down, as the report shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Impact {
+    /// The target, `namespace/resource.group/name`.
+    pub(super) target: String,
     /// The dependents found.
     pub(super) dependents: Dependents,
     /// Estimated requests per second reaching the affected pods through an Ingress.
@@ -57,7 +59,7 @@ pub(super) fn assess(
     let mut score = 0;
     let mut reasons = Vec::new();
     let mut add = |points: u32, reason: String| {
-        score += points;
+        score = u32::saturating_add(score, points);
         reasons.push(format!("{reason} +{points}"));
     };
     let sides = [
@@ -77,7 +79,7 @@ pub(super) fn assess(
     if target.verb == "deletecollection" {
         add(w.deletecollection, "deletecollection".into());
     }
-    let impact = facts.map(|f| impact(w, &f.dependents, &mut add));
+    let impact = facts.map(|f| impact(w, target, &f.dependents, &mut add));
     if spec.business_hours.contains(now) {
         add(w.business_hours, "business hours".into());
     }
@@ -91,7 +93,12 @@ pub(super) fn assess(
 }
 
 /// The dependents' share of the score: running pods, Ingresses, bound volumes.
-fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) -> Impact {
+fn impact(
+    w: &RiskWeights,
+    target: &Target<'_>,
+    d: &Dependents,
+    add: &mut impl FnMut(u32, String),
+) -> Impact {
     if d.running_pods >= w.many_pods_at {
         add(
             w.many_pods,
@@ -120,7 +127,12 @@ fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) ->
             format!("{} bound volumes affected", d.bound_volumes.len()),
         );
     }
+    let object = kind(target).replacen(' ', "/", 1);
     Impact {
+        target: match (target.namespace, target.is_namespace()) {
+            ("", _) | (_, true) => object,
+            (ns, false) => format!("{ns}/{object}"),
+        },
         dependents: d.clone(),
         estimated_qps,
     }

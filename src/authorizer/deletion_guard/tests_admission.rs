@@ -327,8 +327,10 @@ fn the_risk_model_point_for_point() {
     assert_eq!(j.assessment["riskReasons"], json!(reasons(&parts)));
     assert_eq!(
         j.assessment["impact"],
-        json!({"runningPods": 25, "services": ["shop/web"], "ingresses": ["shop/web"],
-               "boundVolumes": ["shop/data"], "estimatedQps": qps})
+        json!({"target": "shop/deployments.apps/web", "runningPods": 25,
+               "services": ["shop/web"], "serviceCount": 1, "ingresses": ["shop/web"],
+               "ingressCount": 1, "boundVolumes": ["shop/data"], "boundVolumeCount": 1,
+               "estimatedQps": qps})
     );
     assert!(
         j.message.ends_with(&format!(
@@ -1342,4 +1344,137 @@ fn observe_mode_through_the_chain_admits() {
         v.reason.as_ref().unwrap().code.as_ref().unwrap().as_str(),
         "OBSERVED_MISSING_TICKET"
     );
+}
+
+/// Review finding H2: break-glass (and a principal trusted at every level) needs no fact about
+/// the object, so it stands aside even while the cluster view cannot answer.
+#[test]
+fn break_glass_stands_aside_while_the_view_cannot_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    breakGlassGroups: [sre-break-glass]\n    trusted: [{users: [deployer], maxLevel: critical}, {users: [ci], maxLevel: high}]\n",
+    );
+    let broken = Fixed {
+        not_ready: Some("watch on pods has not listed"),
+        ..Fixed::default()
+    };
+    let glass = Request {
+        groups: vec!["sre-break-glass"],
+        ..Request::delete(web(Some("critical"), None))
+    };
+    assert_eq!(judge(&g, &glass, &broken, IN_HOURS).code, "BREAK_GLASS");
+    let trusted = Request {
+        user: "deployer",
+        ..Request::delete(web(Some("critical"), None))
+    };
+    assert_eq!(judge(&g, &trusted, &broken, IN_HOURS).code, "ALLOW");
+    // Trusted only up to high: whether it covers the target depends on the object's facts.
+    let ci = Request {
+        user: "ci",
+        ..Request::delete(web(Some("critical"), None))
+    };
+    let err = block_on(try_judge(&g, &ci.input(&broken, IN_HOURS))).unwrap_err();
+    assert!(err.to_string().contains("not listed"), "{err}");
+}
+
+/// Review finding H3: an UPDATE through `/status` keeps metadata changes for most kinds, so a
+/// label lowered there is judged like one lowered on the object.
+#[test]
+fn lowering_the_label_through_the_status_subresource_needs_a_ticket() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let view = Fixed::default();
+    let request = Request::update(web(Some("critical"), None), web(None, None));
+    let mut input = request.input(&view, IN_HOURS);
+    let mut spec = input.review.spec().clone();
+    if let Some(ra) = spec.resource_attributes.as_mut() {
+        ra.subresource = Some("status".into());
+    }
+    input.review = crate::review::Review::new(input.review.version(), spec).unwrap();
+    let j = block_on(try_judge(&g, &input)).unwrap().unwrap();
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::Deny, "MISSING_TICKET")
+    );
+}
+
+/// Review finding L4: a workload without replicas (a DaemonSet) cascades onto its pods.
+#[test]
+fn a_daemon_set_running_pods_cascades() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "    cascadeProtection: true\n");
+    let view = Fixed {
+        dependents: Dependents {
+            running_pods: 3,
+            ..Dependents::default()
+        },
+        ..Fixed::default()
+    };
+    let ds = json!({"kind": "DaemonSet", "metadata": {"name": "web", "namespace": "shop"}});
+    let request = Request {
+        resource: "daemonsets",
+        ..Request::delete(ds)
+    };
+    let j = judge(&g, &request, &view, IN_HOURS);
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::Deny, "CASCADE_BLOCKED")
+    );
+    assert!(j.message.contains("still runs 3 pods"), "{}", j.message);
+}
+
+/// Review finding L3: a label change is not a delete: an empty delete budget does not stop a
+/// ticketed label change.
+#[test]
+fn a_label_change_neither_waits_on_nor_spends_a_delete_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    rateLimitStage: Admission\n    rateLimits: [{group: apps, resource: deployments, count: 1, per: 1h}]\n",
+    );
+    let view = Fixed::default();
+    let delete = Request::delete(web(None, None));
+    assert_eq!(judge(&g, &delete, &view, IN_HOURS).code, "ALLOW");
+    assert_eq!(judge(&g, &delete, &view, IN_HOURS).code, "RATE_LIMITED");
+    let ticketed = Request::update(web(Some("high"), Some("CHG-1")), web(None, Some("CHG-1")));
+    let j = judge(&g, &ticketed, &view, IN_HOURS);
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::NoOpinion, "ALLOW")
+    );
+}
+
+/// Review finding M6: the report lists at most ten names per kind, with the counts.
+#[test]
+fn the_report_lists_ten_names_per_kind_and_counts_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let names = |prefix: &str| (0..25).map(|i| format!("shop/{prefix}-{i:02}")).collect();
+    let view = Fixed {
+        dependents: Dependents {
+            running_pods: 25,
+            ingress_pods: 25,
+            services: names("svc"),
+            ingresses: names("ing"),
+            bound_volumes: names("pvc"),
+        },
+        ..Fixed::default()
+    };
+    let j = judge(
+        &g,
+        &Request::delete(web(Some("critical"), None)),
+        &view,
+        IN_HOURS,
+    );
+    let impact = &j.assessment["impact"];
+    assert_eq!(impact["target"], "shop/deployments.apps/web");
+    for (list, count) in [
+        ("services", "serviceCount"),
+        ("ingresses", "ingressCount"),
+        ("boundVolumes", "boundVolumeCount"),
+    ] {
+        assert_eq!(impact[list].as_array().unwrap().len(), 10, "{list}");
+        assert_eq!(impact[count], 25, "{count}");
+    }
 }

@@ -83,6 +83,11 @@ fn check_rule(
         None => Some(Mode::Enforce),
         Some(m) => parse_mode(c, line(m), &format!("{p}.mode"), &m.value),
     };
+    if let (Some(Effect::Allow), Some(e)) = (effect, &expression)
+        && !e.reads_verb()
+    {
+        c.warn(rl, format!("{p}.expression"), UNCONSTRAINED_VERB);
+    }
     Some(PolicyRule {
         name: name?,
         effect: effect?,
@@ -116,6 +121,9 @@ fn check_name(
     }
     None
 }
+
+/// The warning for an Allow rule that reads no verb.
+const UNCONSTRAINED_VERB: &str = "this Allow rule constrains no verb, so it also grants verbs it was not written for, including those Kubernetes adds: 1.36's constrained impersonation (impersonate:user-info, impersonate:serviceaccount, impersonate:arbitrary-node, impersonate:associated-node, impersonate-on:<mode>:<verb>) and DRA's associated-node:<verb> / arbitrary-node:<verb>; test request.resourceAttributes.verb (or nonResourceAttributes.verb)";
 
 /// The effects, in the order `Unsupported value` lists them.
 const EFFECTS: [Effect; 2] = [Effect::Allow, Effect::Deny];

@@ -760,6 +760,7 @@ fn the_shipped_webhook_configuration() {
         [
             "protected-namespaces.warrant.dev",
             "protected-objects.warrant.dev",
+            "protected-namespace-deletions.warrant.dev",
             "unprotected.warrant.dev"
         ]
     );
@@ -808,7 +809,7 @@ fn the_shipped_webhook_configuration() {
                     None => resources.push(res.as_str()),
                     Some((kind, sub)) => {
                         assert!(
-                            protected,
+                            protected && !name.starts_with("protected-namespace-deletions"),
                             "{name}: subresource {res} on a DELETE-only webhook"
                         );
                         assert!(
@@ -823,7 +824,7 @@ fn the_shipped_webhook_configuration() {
                 }
             }
             for kind in listed.iter().filter(|r| !r.contains('/')) {
-                if protected {
+                if protected && !name.starts_with("protected-namespace-deletions") {
                     assert!(
                         listed.contains(&format!("{kind}/status")),
                         "{name}: {kind}/status not sent: a label removed through it would pass"
@@ -831,15 +832,27 @@ fn the_shipped_webhook_configuration() {
                 }
             }
             let ops = r.operations.as_ref().unwrap();
-            let want: &[&str] = if protected {
+            // An unlabelled Namespace has no label to lower: its webhook takes deletions only.
+            let deletions_only = !protected || name.starts_with("protected-namespace-deletions");
+            let want: &[&str] = if !deletions_only {
                 &["DELETE", "UPDATE"]
             } else {
                 &["DELETE"]
             };
             assert_eq!(ops, want, "{name}");
         }
-        for kind in guarded {
-            assert!(resources.contains(&kind), "{name}: {kind} not guarded");
+        if name.starts_with("protected-namespace-deletions") {
+            assert_eq!(resources, ["namespaces"], "{name}");
+        } else if name.starts_with("unprotected") {
+            // Namespaces are the namespace-deletions webhook's (failurePolicy Fail).
+            for kind in guarded.iter().filter(|k| **k != "namespaces") {
+                assert!(resources.contains(kind), "{name}: {kind} not guarded");
+            }
+            assert!(!resources.contains(&"namespaces"), "{name}");
+        } else {
+            for kind in guarded {
+                assert!(resources.contains(&kind), "{name}: {kind} not guarded");
+            }
         }
         // System namespaces and warrant's own are never sent.
         let ns = w.namespace_selector.as_ref().unwrap();

@@ -126,6 +126,7 @@ pub struct Expression {
     source: Arc<str>,
     ast: Arc<IdedExpr>,
     selectors: SelectorUse,
+    reads_verb: bool,
 }
 
 impl fmt::Debug for Expression {
@@ -214,12 +215,14 @@ impl Expression {
             CompileError::Compilation(report(source, program.source_info(), node, &message))
         })?;
         let selectors = selector_use(ast);
+        let reads_verb = selects(ast, "verb");
         let mut ast = ast.clone();
         instrument(&mut ast);
         Ok(Self {
             source: source.into(),
             ast: Arc::new(ast),
             selectors,
+            reads_verb,
         })
     }
 
@@ -231,6 +234,12 @@ impl Expression {
     /// Which selectors the expression reads.
     pub fn selectors(&self) -> SelectorUse {
         self.selectors
+    }
+
+    /// Whether the expression reads a `verb` field anywhere (of `resourceAttributes` or
+    /// `nonResourceAttributes`): a rule that never does constrains no verb.
+    pub fn reads_verb(&self) -> bool {
+        self.reads_verb
     }
 
     /// Evaluates the expression against a bound review; the error names the expression.
@@ -394,6 +403,21 @@ fn children<'a>(e: &'a IdedExpr, f: &mut dyn FnMut(&'a IdedExpr)) {
 }
 
 /// Like upstream, notes whether `fieldSelector` / `labelSelector` is selected anywhere.
+/// Whether `e` selects `field` anywhere (`x.field` or `x.?field`).
+fn selects(e: &IdedExpr, field: &str) -> bool {
+    let here = match &e.expr {
+        Expr::Select(s) => s.field == field,
+        Expr::Call(c) if c.func_name == operators::OPT_SELECT => matches!(
+            c.args.get(1),
+            Some(IdedExpr { expr: Expr::Literal(LiteralValue::String(s)), .. }) if s.inner() == field
+        ),
+        _ => false,
+    };
+    let mut below = false;
+    children(e, &mut |c| below = below || selects(c, field));
+    here || below
+}
+
 fn selector_use(e: &IdedExpr) -> SelectorUse {
     let mut used = SelectorUse::default();
     let field = match &e.expr {

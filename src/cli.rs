@@ -5,6 +5,7 @@ pub mod check;
 mod config_source;
 mod exit_status;
 pub mod object_input;
+pub mod replay;
 pub mod serve;
 pub mod test;
 pub mod validate;
@@ -34,6 +35,9 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Run policy test suites (YAML cases with expected decisions) against their configurations.
     Test(test::TestArgs),
+    /// Judge recorded traffic (warrant or kube-apiserver audit logs, SubjectAccessReview files)
+    /// against a candidate configuration and report every flip.
+    Replay(replay::ReplayArgs),
 }
 
 /// Runs a parsed command line.
@@ -43,5 +47,6 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Check(args) => check::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Test(args) => test::run(args),
+        Command::Replay(args) => replay::run(args),
     }
 }

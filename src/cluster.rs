@@ -13,6 +13,7 @@ pub mod crd;
 pub mod files;
 pub mod index;
 pub mod intern;
+mod labelled;
 pub mod labels;
 pub mod metrics;
 pub mod open;

@@ -15,10 +15,10 @@ pub mod schema;
 mod validate;
 pub mod watch;
 
-pub use error::{ConfigError, ConfigErrors, ErrorKind};
+pub use error::{ConfigError, ConfigErrors, ConfigWarning, ErrorKind};
 pub use load::{Loaded, Source, content_hash, load_file, parse};
 pub use model::{
-    AuthorizerConfig, AuthorizerSpec, AuthorizerType, Config, FailurePolicy, WebhookConfig,
+    AuthorizerConfig, AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode, WebhookConfig,
 };
 
 /// The embedded copy of `authz-config/warrant.yaml`, used when that file is absent.

@@ -98,6 +98,29 @@ impl PartialEq for dyn VerdictDetail {
 
 impl Eq for dyn VerdictDetail {}
 
+/// What a rule in shadow mode (`mode: Observe`) would have answered had it been enforced: it
+/// matched (or failed), was recorded, and was then skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadow {
+    /// What it would have answered: its effect when it matched; NoOpinion when it failed.
+    pub would: Decision,
+    /// Its rule, message and code.
+    pub reason: Reason,
+    /// Its evaluation error, when it failed instead of matching.
+    pub error: Option<String>,
+}
+
+impl Shadow {
+    /// The `would` label of metrics and audit records: the decision, or `Error`.
+    pub fn would_label(&self) -> &'static str {
+        if self.error.is_some() {
+            "Error"
+        } else {
+            self.would.as_str()
+        }
+    }
+}
+
 /// What one authorizer returns for one review.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
@@ -107,6 +130,8 @@ pub struct Verdict {
     pub reason: Option<Reason>,
     /// What the authorizer's type adds for the audit record (the deletion guard's assessment).
     pub detail: Option<Arc<dyn VerdictDetail>>,
+    /// The rules in shadow mode that matched (or failed) on the way, in evaluation order.
+    pub shadows: Vec<Shadow>,
 }
 
 impl Verdict {
@@ -116,6 +141,7 @@ impl Verdict {
             decision,
             reason: Some(reason),
             detail: None,
+            shadows: Vec::new(),
         }
     }
 
@@ -131,7 +157,14 @@ impl Verdict {
             decision,
             reason: None,
             detail: None,
+            shadows: Vec::new(),
         }
+    }
+
+    /// The same verdict recording the shadow rules that matched on the way.
+    pub fn with_shadows(mut self, shadows: Vec<Shadow>) -> Self {
+        self.shadows = shadows;
+        self
     }
 }
 

@@ -1,7 +1,9 @@
 //! The live chain and the reload loop's back half: each new validated configuration is built
 //! into a [`Chain`] and swapped in atomically. A review loads one snapshot and finishes on it, so
 //! in-flight reviews never see two configurations. A configuration that fails to build, like one
-//! that fails to validate, leaves the last good chain serving (kube-apiserver `reload.go`).
+//! that fails to validate, leaves the last good chain serving (kube-apiserver `reload.go`), and
+//! so does one a [`ReloadGate`] refuses (`warrant serve --replay-on-reload`: a replay that would
+//! lock out a bootstrap identity).
 
 use crate::authorizer::webhook::retry::Backoff;
 use crate::authorizer::{BuildContext, Chain};
@@ -23,11 +25,48 @@ pub struct Active {
     config: Config,
 }
 
+impl Active {
+    /// The configuration the chain was built from.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+}
+
+/// A check every reload must pass before its chain is swapped in (the first load is not
+/// checked: there is no last good configuration to keep).
+pub trait ReloadGate: Send + Sync + std::fmt::Debug {
+    /// `Ok` to let `candidate` replace `current`; otherwise why not, and the reason label of
+    /// `warrant_config_reload_refusals_total`.
+    fn check(&self, candidate: &Config, current: &Config) -> Result<(), Refusal>;
+}
+
+/// Why a [`ReloadGate`] refused a reload.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    /// The metric label (`lockout`, `replay-error`).
+    pub reason: &'static str,
+    /// What the log says.
+    pub message: String,
+}
+
+/// Why a configuration was not swapped in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// Its chain could not be built.
+    #[error("{0}")]
+    Build(#[from] crate::authorizer::BuildError),
+    /// The reload gate refused it.
+    #[error("reload refused: {0}")]
+    Refused(#[from] Refusal),
+}
+
 /// The swap cell holding the chain being served; empty until a valid configuration is loaded.
 #[derive(Debug, Default)]
 pub struct LiveChain {
     current: ArcSwapOption<Active>,
     webhook_backoff: Backoff,
+    gate: Option<Box<dyn ReloadGate>>,
 }
 
 impl LiveChain {
@@ -38,7 +77,14 @@ impl LiveChain {
         Self {
             current: ArcSwapOption::empty(),
             webhook_backoff: Backoff { base },
+            gate: None,
         }
+    }
+
+    /// The same cell checking every reload with `gate` first.
+    pub fn with_gate(mut self, gate: Box<dyn ReloadGate>) -> Self {
+        self.gate = Some(gate);
+        self
     }
 
     /// The chain being served, if any.
@@ -53,16 +99,20 @@ impl LiveChain {
 
     /// Builds a loaded configuration and swaps it in. A configuration equal to the one being
     /// served changes nothing and records nothing, as upstream. Records the outcome.
-    pub fn apply(
-        &self,
-        loaded: Loaded,
-        metrics: &Metrics,
-    ) -> Result<bool, crate::authorizer::BuildError> {
+    pub fn apply(&self, loaded: Loaded, metrics: &Metrics) -> Result<bool, ApplyError> {
         let previous = self.current.load_full();
         if let Some(current) = previous.as_ref()
             && current.config == loaded.config
         {
             return Ok(false);
+        }
+        if let (Some(gate), Some(current)) = (&self.gate, previous.as_ref())
+            && let Err(refusal) = gate.check(&loaded.config, &current.config)
+        {
+            tracing::error!(config = %loaded.source.name, reason = refusal.reason, error = %refusal, "configuration refused by --replay-on-reload; keeping the last good chain");
+            metrics.record_reload_refusal(refusal.reason);
+            metrics.record_reload(ReloadStatus::Failure, unix_now(), None);
+            return Err(refusal.into());
         }
         // The chain being replaced lends its webhook state (caches, pools) to the new build.
         let ctx = BuildContext {
@@ -79,6 +129,9 @@ impl LiveChain {
                     authorizers = chain.entries().len(),
                     "configuration loaded"
                 );
+                for w in &loaded.config.warnings {
+                    tracing::warn!(config = %loaded.source.name, "{w}");
+                }
                 self.current.store(Some(Arc::new(Active {
                     chain,
                     source: loaded.source,
@@ -90,7 +143,7 @@ impl LiveChain {
             Err(e) => {
                 tracing::error!(config = %loaded.source.name, error = %e, "configuration cannot be built; keeping the last good chain");
                 metrics.record_reload(ReloadStatus::Failure, unix_now(), None);
-                Err(e)
+                Err(e.into())
             }
         }
     }

@@ -1,6 +1,7 @@
 //! A synthetic cluster for the cache benches: `namespaces` namespaces, ReplicaSets of ten
-//! running pods each (owned by Deployments), one Service per two ReplicaSets, and a
-//! `checkout` Deployment of 25 running pods behind a Service, an Ingress and a bound claim.
+//! running pods each (owned by Deployments), one Service per two ReplicaSets (workloads and
+//! Services labelled, as the cache keeps their labels), and a `checkout` Deployment of 25
+//! running pods behind a Service, an Ingress and a bound claim.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Namespace;
@@ -59,13 +60,18 @@ pub fn pod(namespace: &str, app: &str, set: usize, n: usize, claim: Option<&str>
       "status": {"phase": "Running", "podIP": "10.0.0.1", "conditions": [{"type": "Ready", "status": "True"}]}})
 }
 
+/// Labels of a workload or Service (the cache keeps them): one value unique to the object.
+fn labels(name: &str) -> Value {
+    json!({"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "shop", "sre.example.com/protection-level": "standard"})
+}
+
 fn meta(kind: &str, namespace: &str, name: &str, uid: &str, owners: Value) -> Value {
     json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": namespace, "uid": uid,
-           "resourceVersion": "1", "ownerReferences": owners}})
+           "resourceVersion": "1", "labels": labels(name), "ownerReferences": owners}})
 }
 
 fn service(namespace: &str, name: &str, app: &str) -> Value {
-    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace, "uid": uid("svc", name.len()), "resourceVersion": "1"},
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace, "uid": uid("svc", name.len()), "resourceVersion": "1", "labels": labels(name)},
            "spec": {"selector": {"app": app}, "ports": [{"port": 80}]}})
 }
 

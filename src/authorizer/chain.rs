@@ -1,7 +1,9 @@
 //! The chain: authorizers run in file order, the first Allow or Deny wins, and when none decides
 //! the answer is NoOpinion with every reason joined by newlines and every error kept
 //! (`k8s.io/apiserver/pkg/authorization/union/union.go`). Failure policy is applied here, once,
-//! for every type.
+//! for every type, and so is shadow mode: an entry in `mode: Observe` is evaluated where it
+//! stands, its would-be answer is kept in the trace and counted, and the chain goes on as if it
+//! had answered NoOpinion.
 
 use super::metrics::{EntryMetrics, Families};
 use super::webhook::retry::Backoff;
@@ -10,7 +12,7 @@ use super::{
     AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
     MatchConditions, MatchOutcome, Policy,
 };
-use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy};
+use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code, RuleName};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
@@ -59,6 +61,8 @@ pub struct Entry {
     pub authorizer_type: AuthorizerType,
     /// What its errors yield.
     pub failure_policy: FailurePolicy,
+    /// `Observe`: shadow mode, its answers are recorded and never the chain's.
+    pub mode: Mode,
     /// The authorizer itself.
     pub authorizer: Box<dyn Authorizer>,
     /// Its matchConditions, evaluated before it on every review.
@@ -105,11 +109,30 @@ pub struct Step {
     pub elapsed: Duration,
     /// What its matchConditions did, when it has any.
     pub conditions: Option<ConditionReport>,
+    /// Its entry's mode: in `Observe` the step never contributes to the answer.
+    pub mode: Mode,
 }
 
 impl Step {
-    /// The decision this step contributed to the chain (after failure policy).
+    /// The decision this step contributed to the chain: NoOpinion in shadow mode, else
+    /// [`Step::would_have`].
     pub fn decision(&self) -> Decision {
+        if self.mode.is_observe() {
+            Decision::NoOpinion
+        } else {
+            self.would_have()
+        }
+    }
+
+    /// Whether the step ran in shadow mode and was evaluated (not excluded by its
+    /// matchConditions): its would-be answer is recorded.
+    pub fn is_shadow(&self) -> bool {
+        self.mode.is_observe() && !matches!(self.outcome, StepOutcome::Excluded)
+    }
+
+    /// The decision this step's outcome gives after failure policy, whatever the mode: in shadow
+    /// mode, what enforcing it would have contributed (`wouldHave`).
+    pub fn would_have(&self) -> Decision {
         match &self.outcome {
             StepOutcome::Verdict(v) => v.decision,
             StepOutcome::Excluded => Decision::NoOpinion,
@@ -230,6 +253,7 @@ impl Chain {
                 name: a.name.clone(),
                 authorizer_type,
                 failure_policy: a.failure_policy,
+                mode: entry_mode(a),
                 authorizer,
                 match_conditions: MatchConditions::new(a.match_conditions.clone()),
                 metrics: ctx.metrics.entry(authorizer_type, &a.name),
@@ -286,14 +310,35 @@ impl Chain {
             .saturating_duration_since(tokio::time::Instant::now())
             .as_millis() as u64;
         let mut run = Run::with_capacity(self.entries.len());
+        let mut answer = None;
         for entry in self.entries.iter().filter(|e| consulted(e)) {
             let step = entry.run(input, deadline, budget_ms).await;
             entry.record(&step);
-            if let Some(answer) = run.push(entry, step) {
-                return answer;
+            if let Some(decided) = run.push(entry, step) {
+                answer = Some(decided);
+                break;
             }
         }
-        run.no_opinion()
+        let answer = answer.unwrap_or_else(|| run.no_opinion());
+        // The trace holds one step per consulted entry, in order, up to the one that decided.
+        for (entry, step) in self
+            .entries
+            .iter()
+            .filter(|e| consulted(e))
+            .zip(&answer.trace)
+        {
+            entry.record_shadows(step, answer.decision);
+        }
+        answer
+    }
+}
+
+/// The mode of an entry: its own, and Observe for a guard whose settings say so (validation
+/// makes the two agree; a configuration built by hand cannot make a guard in Observe deny).
+fn entry_mode(a: &crate::config::AuthorizerConfig) -> Mode {
+    match &a.spec {
+        AuthorizerSpec::DeletionGuard(g) if g.mode.is_observe() => Mode::Observe,
+        _ => a.mode,
     }
 }
 
@@ -349,6 +394,31 @@ impl Entry {
             outcome,
             elapsed: started.elapsed(),
             conditions,
+            mode: self.mode,
+        }
+    }
+
+    /// Counts what this entry's shadows would have answered, and where that disagrees with the
+    /// chain's `answer`: the entry's own would-be answer in shadow mode, and each shadow rule
+    /// its verdict reports.
+    fn record_shadows(&self, step: &Step, answer: Decision) {
+        let verdict = match &step.outcome {
+            StepOutcome::Verdict(v) => Some(v),
+            _ => None,
+        };
+        if step.is_shadow() {
+            let rule = verdict
+                .and_then(|v| v.reason.as_ref())
+                .and_then(|r| r.rule.as_ref())
+                .map_or("", |r| r.as_str());
+            let would = step.would_have();
+            self.metrics
+                .record_shadow(rule, would.as_str(), would, answer);
+        }
+        for shadow in verdict.map(|v| v.shadows.as_slice()).unwrap_or_default() {
+            let rule = shadow.reason.rule.as_ref().map_or("", |r| r.as_str());
+            self.metrics
+                .record_shadow(rule, shadow.would_label(), shadow.would, answer);
         }
     }
 
@@ -381,8 +451,14 @@ impl Run {
         }
     }
 
-    /// Adds the step of `entry`; the answer, if the step decides.
+    /// Adds the step of `entry`; the answer, if the step decides. A step in shadow mode never
+    /// decides and leaves no reason or error in the answer: a shadow (a Webhook's downstream
+    /// failure included) never changes what the chain answers.
     fn push(&mut self, entry: &Entry, step: Step) -> Option<Answer> {
+        if step.mode.is_observe() {
+            self.trace.push(step);
+            return None;
+        }
         match &step.outcome {
             StepOutcome::Excluded => {}
             StepOutcome::Verdict(verdict) => {

@@ -1,6 +1,8 @@
 //! `type: DeletionGuard`: the authorization ring of a deletion defense. It never allows: for a
 //! destructive request on a protected target it denies (Enforce) or records the would-be denial
 //! (Observe), and otherwise stands aside (NoOpinion) so the rest of the chain and RBAC decide.
+//! Observe is the chain's shadow mode: the guard answers what it would enforce, marked
+//! `OBSERVED_<CODE>`, and its entry (in shadow mode with it) keeps that answer out of the chain's.
 //!
 //! [`DeletionGuard::judge`] is a pipeline with one submodule per step: `scope` (is the request
 //! destructive, on a target the guard looks at?), `risk` (protection level and score), then the

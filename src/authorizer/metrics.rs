@@ -99,6 +99,32 @@ pub struct RuleLabels {
     pub effect: &'static str,
 }
 
+/// The labels of `warrant_shadow_decisions`: what a shadow (an entry or a rule in `mode:
+/// Observe`) would have answered.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ShadowLabels {
+    /// The authorizer.
+    pub authorizer: String,
+    /// The rule (of a shadow rule, or the one that decided inside a shadow entry), or "".
+    pub rule: String,
+    /// `Allow`, `Deny`, `NoOpinion`, or `Error` for a shadow rule that failed.
+    pub would: &'static str,
+}
+
+/// The labels of `warrant_shadow_disagreements`: a shadow would have decided, and the chain
+/// answered otherwise.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DisagreementLabels {
+    /// The authorizer.
+    pub authorizer: String,
+    /// The rule, or "".
+    pub rule: String,
+    /// What the shadow would have answered (`Allow` or `Deny`).
+    pub would: &'static str,
+    /// What the chain answered (`Allow`, `Deny`, `NoOpinion`).
+    pub chain: &'static str,
+}
+
 /// The labels of the deletion guard's assessments.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct GuardDecisionLabels {
@@ -148,6 +174,10 @@ pub struct Families {
     pub webhook_fail_open: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_cache_requests`.
     pub webhook_cache: FamilyOf<WebhookLabels, Counter>,
+    /// `warrant_shadow_decisions`.
+    pub shadow_decisions: FamilyOf<ShadowLabels, Counter>,
+    /// `warrant_shadow_disagreements`.
+    pub shadow_disagreements: FamilyOf<DisagreementLabels, Counter>,
 }
 
 impl Default for Families {
@@ -166,6 +196,8 @@ impl Default for Families {
             webhook_duration: Family::new_with_constructor(latency_histogram),
             webhook_fail_open: Family::default(),
             webhook_cache: Family::default(),
+            shadow_decisions: Family::default(),
+            shadow_disagreements: Family::default(),
         }
     }
 }
@@ -214,6 +246,16 @@ impl Families {
             "warrant_guard_break_glass",
             "Destructive requests by break-glass group members that the guard let through",
             f.guard_break_glass.clone(),
+        );
+        r.register(
+            "warrant_shadow_decisions",
+            "Would-be answers of authorizers and policy rules in shadow mode (mode: Observe), by authorizer, rule and what they would have answered",
+            f.shadow_decisions.clone(),
+        );
+        r.register(
+            "warrant_shadow_disagreements",
+            "Reviews where a shadow would have allowed or denied and the chain answered otherwise (what enforcing it would change)",
+            f.shadow_disagreements.clone(),
         );
         f.register_webhook(r);
         f
@@ -271,8 +313,22 @@ impl Families {
             condition_seconds: Handle::new(&self.condition_seconds, authorizer.clone()),
             condition_errors: Handle::new(&self.condition_errors, authorizer.clone()),
             condition_exclusions: Handle::new(&self.condition_exclusions, authorizer),
+            shadow: ShadowFamilies {
+                authorizer: name,
+                decisions: self.shadow_decisions.clone(),
+                disagreements: self.shadow_disagreements.clone(),
+            },
         }
     }
+}
+
+/// The shadow families as one entry records into them: labels are built per shadow event, since
+/// the rule is known only then (shadow mode is opt-in, so enforcing entries pay nothing).
+#[derive(Debug)]
+struct ShadowFamilies {
+    authorizer: String,
+    decisions: FamilyOf<ShadowLabels, Counter>,
+    disagreements: FamilyOf<DisagreementLabels, Counter>,
 }
 
 /// The series one chain entry records into, whatever its type.
@@ -285,6 +341,7 @@ pub struct EntryMetrics {
     condition_seconds: Handle<AuthorizerLabels, Histogram>,
     condition_errors: Handle<AuthorizerLabels, Counter>,
     condition_exclusions: Handle<AuthorizerLabels, Counter>,
+    shadow: ShadowFamilies,
 }
 
 impl EntryMetrics {
@@ -313,6 +370,30 @@ impl EntryMetrics {
             Decision::Deny => self.denied.get().inc(),
             Decision::NoOpinion => 0,
         };
+    }
+
+    /// Records one shadow of this entry (the entry itself in shadow mode, or one of its rules):
+    /// what it would have answered (`would`, labelled `label`), and a disagreement when it would
+    /// have allowed or denied and the chain answered `chain` instead.
+    pub fn record_shadow(&self, rule: &str, label: &'static str, would: Decision, chain: Decision) {
+        let s = &self.shadow;
+        s.decisions
+            .get_or_create(&ShadowLabels {
+                authorizer: s.authorizer.clone(),
+                rule: rule.to_owned(),
+                would: label,
+            })
+            .inc();
+        if would.is_final() && label == would.as_str() && would != chain {
+            s.disagreements
+                .get_or_create(&DisagreementLabels {
+                    authorizer: s.authorizer.clone(),
+                    rule: rule.to_owned(),
+                    would: would.as_str(),
+                    chain: chain.as_str(),
+                })
+                .inc();
+        }
     }
 
     /// Records a failure of the entry and the policy that answered for it.

@@ -3,13 +3,14 @@
 //! first match decides; then Allow rules. A rule that fails to evaluate never lets a review
 //! through: an erroring Deny rule with no other Deny match fails the authorizer (its
 //! failurePolicy applies, Deny by default), and so does an erroring Allow rule when no Allow rule
-//! matched.
+//! matched. A rule in shadow mode (`mode: Observe`) is evaluated in its place, and when it matches
+//! it is recorded as a [`Shadow`] of the verdict and skipped.
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
 use crate::cel::{Bound, SelectorUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
-use crate::decision::{Decision, Reason, Verdict};
+use crate::decision::{Decision, Reason, Shadow, Verdict};
 use crate::names::AuthorizerName;
 use prometheus_client::metrics::counter::Counter;
 
@@ -56,19 +57,34 @@ impl Policy {
     }
 
     /// Judges one review synchronously; gives up (an error) once `deadline` has passed, checked
-    /// before each rule.
+    /// before each rule. A rule in shadow mode (`mode: Observe`) that matches or fails is
+    /// recorded in the verdict's shadows and skipped, so it never decides and never fails the
+    /// policy. (When an enforced rule fails the policy, the error is the answer and the shadows
+    /// met before it are not reported.)
     pub fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
         let bound = Bound::new(input.review.spec(), input.now, self.selectors);
+        let mut shadows = Vec::new();
         for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {
             let mut failure = None;
             for Rule { rule, matches } in rules.iter() {
                 deadline.check()?;
+                let shadow = rule.mode.is_observe();
                 match rule.expression.judge(&bound) {
+                    Ok(true) if shadow => shadows.push(Shadow {
+                        would: decision,
+                        reason: reason(rule),
+                        error: None,
+                    }),
                     Ok(true) => {
                         matches.get().inc();
-                        return Ok(Verdict::new(decision, reason(rule)));
+                        return Ok(Verdict::new(decision, reason(rule)).with_shadows(shadows));
                     }
                     Ok(false) => {}
+                    Err(error) if shadow => shadows.push(Shadow {
+                        would: Decision::NoOpinion,
+                        reason: reason(rule),
+                        error: Some(error.to_string()),
+                    }),
                     Err(error) => {
                         failure.get_or_insert_with(|| AuthorizerError::Rule {
                             rule: rule.name.clone(),
@@ -81,7 +97,7 @@ impl Policy {
                 return Err(f);
             }
         }
-        Ok(Verdict::bare(Decision::NoOpinion))
+        Ok(Verdict::bare(Decision::NoOpinion).with_shadows(shadows))
     }
 }
 

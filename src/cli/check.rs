@@ -423,6 +423,9 @@ pub fn render(answer: &Answer, output: Output, admission: bool) -> String {
                     rec.authorizer_type,
                     rec.decision
                 ));
+                if let Some(would) = rec.would_have {
+                    s.push_str(&format!(" (shadow: would have {would})"));
+                }
                 if let Some(rule) = rec.rule {
                     s.push_str(&format!(" rule={rule}"));
                 }
@@ -439,6 +442,20 @@ pub fn render(answer: &Answer, output: Output, admission: bool) -> String {
                     ));
                 }
                 s.push('\n');
+                for shadow in &rec.shadow_rules {
+                    s.push_str(&format!(
+                        "     shadow rule {} would have {}",
+                        shadow.rule.unwrap_or("-"),
+                        shadow.would_have
+                    ));
+                    if let Some(code) = shadow.code {
+                        s.push_str(&format!(" code={code}"));
+                    }
+                    s.push_str(&format!(
+                        " \"{}\"\n",
+                        shadow.error.unwrap_or(shadow.message)
+                    ));
+                }
                 s.push_str(&report(step));
             }
             s

@@ -57,6 +57,23 @@ pub struct ServeArgs {
     /// Audit records: a file path, `-` for standard output, or `none`.
     #[arg(long, default_value = "-", value_name = "PATH")]
     pub audit_log: String,
+    /// Replay these recorded reviews (warrant or kube-apiserver audit logs, SubjectAccessReview
+    /// files) against every reloaded configuration and the one being served, and refuse the
+    /// reload when a flip would deny a bootstrap identity (repeatable).
+    #[arg(long, value_name = "INPUT")]
+    pub replay_on_reload: Vec<PathBuf>,
+    /// warrant's own service account (`namespace/name`, repeatable), a bootstrap identity for
+    /// --replay-on-reload.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/NAME",
+        default_value = "warrant-system/warrant"
+    )]
+    pub warrant_service_account: Vec<String>,
+    /// Leave these keys of the user's `extra` out of audit records (repeatable, or
+    /// comma-separated); a record that had any lists them under `extraRedacted`.
+    #[arg(long, value_name = "KEY", num_args = 1.., value_delimiter = ',')]
+    pub audit_redact_extra: Vec<String>,
     /// Operational log format (to standard error).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -138,7 +155,18 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         Some(cache) => Metrics::with_extra(|r| cluster::metrics::register(cache, r)),
         None => Metrics::new(),
     });
-    let live = Arc::new(LiveChain::default());
+    let mut live = LiveChain::default();
+    if !args.replay_on_reload.is_empty() {
+        crate::replay::input::Reader::new(&args.replay_on_reload)
+            .map_err(|e| format!("--replay-on-reload {e}"))?;
+        let options = crate::replay::Options {
+            bootstrap: crate::replay::Bootstrap::new(&args.warrant_service_account),
+            ..Default::default()
+        };
+        let gate = crate::replay::LockoutGate::new(args.replay_on_reload.clone(), options);
+        live = live.with_gate(Box::new(gate));
+    }
+    let live = Arc::new(live);
 
     // Configuration.
     let source = ConfigSource::resolve(args.config.as_deref());
@@ -202,7 +230,8 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     };
     let audit = Arc::new(
         AuditSink::open(&target, metrics.clone())
-            .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?,
+            .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?
+            .with_redacted_extra(args.audit_redact_extra.clone()),
     );
 
     let needed = {

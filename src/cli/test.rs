@@ -7,7 +7,8 @@
 //!
 //! The expected `code` is the deciding code for an Allow or Deny. A NoOpinion has no deciding
 //! code, so for it `code` is matched against the codes the authorizers that stood aside reported
-//! (the deletion guard's `ALLOW`, `BREAK_GLASS`, `OBSERVED_*`).
+//! (the deletion guard's `ALLOW`, `BREAK_GLASS`, `OBSERVED_*`), shadows included; likewise
+//! `reasonContains` also matches their messages.
 
 use super::ExitStatus;
 use super::check::{Flags, evaluate, offline_runtime, parse_at};
@@ -198,6 +199,20 @@ fn codes(answer: &Answer) -> Vec<&str> {
         .collect()
 }
 
+/// The reasons an answer shows: its own, and for NoOpinion also those of the steps that stood
+/// aside, shadows included (a shadow's reason is recorded, never part of the answer).
+fn reasons(answer: &Answer) -> impl Iterator<Item = &str> {
+    let stood_aside = answer
+        .trace
+        .iter()
+        .filter(move |_| answer.decision == Decision::NoOpinion)
+        .filter_map(|s| match &s.outcome {
+            StepOutcome::Verdict(v) => v.reason.as_ref().map(|r| r.message.as_str()),
+            _ => None,
+        });
+    std::iter::once(answer.reason.as_str()).chain(stood_aside)
+}
+
 /// Why a case failed, or `None` when it passed.
 fn mismatch(expect: &Expect, answer: &Answer) -> Option<String> {
     let got_codes = codes(answer);
@@ -221,7 +236,7 @@ fn mismatch(expect: &Expect, answer: &Answer) -> Option<String> {
         && expect
             .reason_contains
             .as_ref()
-            .is_none_or(|r| answer.reason.contains(r.as_str()));
+            .is_none_or(|r| reasons(answer).any(|reason| reason.contains(r.as_str())));
     (!ok).then(|| {
         let reason = answer.reason.replace('\n', "; ");
         format!("expected {wanted}, got {got} ({reason})")

@@ -9,7 +9,9 @@ use super::index::Index;
 use super::intern::Interner;
 use super::resource::Resource;
 use super::status::{Limits, WatchHealth};
-use crate::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError, ViewFuture};
+use crate::object::{
+    ClusterView, Dependents, LabelValues, ObjectRef, Subject, ViewError, ViewFuture,
+};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -217,6 +219,11 @@ impl ClusterView for Cache {
     fn namespace_label(&self, namespace: &str, key: &str) -> Result<Option<String>, ViewError> {
         self.ready()?;
         self.read(|i| i.namespace_label(namespace, key))
+    }
+
+    fn labelled_inside(&self, namespace: &str, key: &str) -> Result<LabelValues, ViewError> {
+        self.ready()?;
+        self.read(|i| i.labelled_inside(namespace, key))
     }
 
     fn dependents(

@@ -9,7 +9,9 @@ use super::index::{Body, Index};
 use super::intern::Interner;
 use super::project::{self, Projected};
 use super::resource::Resource;
-use crate::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError, ViewFuture};
+use crate::object::{
+    ClusterView, Dependents, LabelValues, ObjectRef, Subject, ViewError, ViewFuture,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -262,6 +264,10 @@ impl ClusterView for FileView {
 
     fn namespace_label(&self, namespace: &str, key: &str) -> Result<Option<String>, ViewError> {
         Ok(self.index.namespace_label(namespace, key))
+    }
+
+    fn labelled_inside(&self, namespace: &str, key: &str) -> Result<LabelValues, ViewError> {
+        Ok(self.index.labelled_inside(namespace, key))
     }
 
     fn dependents(

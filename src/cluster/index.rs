@@ -19,27 +19,36 @@ pub struct Pod {
     pub running: bool,
 }
 
-/// A workload (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, CronJob): metadata only.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Workload;
+/// A workload (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, CronJob): its labels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Workload {
+    /// `metadata.labels`.
+    pub labels: Labels,
+}
 
-/// A Service: its equality selector (empty: selects nothing).
+/// A Service: its labels and equality selector (empty: selects nothing).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Service {
+    /// `metadata.labels`.
+    pub labels: Labels,
     /// `spec.selector` (empty for an `ExternalName` Service).
     pub selector: Labels,
 }
 
-/// An Ingress: the Services its default backend and rules name.
+/// An Ingress: its labels and the Services its default backend and rules name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ingress {
+    /// `metadata.labels`.
+    pub labels: Labels,
     /// Backend Service names, sorted, without duplicates (interned).
     pub backends: Box<[Arc<str>]>,
 }
 
-/// A PersistentVolumeClaim: bound or not.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A PersistentVolumeClaim: its labels, bound or not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Claim {
+    /// `metadata.labels`.
+    pub labels: Labels,
     /// `status.phase` is `Bound`.
     pub bound: bool,
 }

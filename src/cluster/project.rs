@@ -80,12 +80,14 @@ pub fn pod(w: &PodWire, i: &mut Interner) -> Option<Projected<Pod>> {
     identity(&w.metadata, i, false, body)
 }
 
-/// A workload, from its metadata.
+/// A workload, from its metadata: its labels.
 pub fn workload(meta: &ObjectMeta, i: &mut Interner) -> Option<Projected<Workload>> {
-    identity(meta, i, true, Workload)
+    let labels = labels(meta, i);
+    identity(meta, i, true, Workload { labels })
 }
 
-/// A Service: its selector (none for an `ExternalName` Service, which gets no endpoints).
+/// A Service: its labels and selector (none for an `ExternalName` Service, which gets no
+/// endpoints).
 pub fn service(w: &ServiceWire, i: &mut Interner) -> Option<Projected<Service>> {
     let spec = w.spec.as_ref();
     let external = spec.and_then(|s| s.type_.as_deref()) == Some("ExternalName");
@@ -93,10 +95,11 @@ pub fn service(w: &ServiceWire, i: &mut Interner) -> Option<Projected<Service>> 
         Some(sel) if !external => Labels::new(sel.iter().map(|(k, v)| (k.as_str(), v.as_str())), i),
         _ => Labels::default(),
     };
-    identity(&w.metadata, i, false, Service { selector })
+    let labels = labels(&w.metadata, i);
+    identity(&w.metadata, i, false, Service { labels, selector })
 }
 
-/// An Ingress: the Services named by its default backend and its rules' paths.
+/// An Ingress: its labels and the Services named by its default backend and its rules' paths.
 pub fn ingress(w: &IngressWire, i: &mut Interner) -> Option<Projected<Ingress>> {
     let spec = w.spec.as_ref();
     let paths = spec
@@ -115,6 +118,7 @@ pub fn ingress(w: &IngressWire, i: &mut Interner) -> Option<Projected<Ingress>> 
     backends.sort();
     backends.dedup();
     let body = Ingress {
+        labels: labels(&w.metadata, i),
         backends: backends.into_boxed_slice(),
     };
     identity(&w.metadata, i, false, body)
@@ -128,10 +132,11 @@ fn service_name(b: &BackendWire) -> Option<&str> {
         .filter(|n| !n.is_empty())
 }
 
-/// A PersistentVolumeClaim: bound or not.
+/// A PersistentVolumeClaim: its labels, bound or not.
 pub fn claim(w: &ClaimWire, i: &mut Interner) -> Option<Projected<Claim>> {
     let bound = phase_is(w.status.as_ref(), "Bound");
-    identity(&w.metadata, i, false, Claim { bound })
+    let labels = labels(&w.metadata, i);
+    identity(&w.metadata, i, false, Claim { labels, bound })
 }
 
 /// A Namespace: its labels.

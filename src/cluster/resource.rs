@@ -5,23 +5,23 @@
 pub enum Resource {
     /// `pods` (running ones).
     Pods,
-    /// `replicasets.apps` (metadata only: the owner chain).
+    /// `replicasets.apps` (metadata only: the owner chain, labels).
     ReplicaSets,
-    /// `deployments.apps` (metadata only).
+    /// `deployments.apps` (metadata only: labels).
     Deployments,
-    /// `statefulsets.apps` (metadata only).
+    /// `statefulsets.apps` (metadata only: labels).
     StatefulSets,
-    /// `daemonsets.apps` (metadata only).
+    /// `daemonsets.apps` (metadata only: labels).
     DaemonSets,
-    /// `jobs.batch` (metadata only).
+    /// `jobs.batch` (metadata only: labels).
     Jobs,
-    /// `cronjobs.batch` (metadata only).
+    /// `cronjobs.batch` (metadata only: labels).
     CronJobs,
-    /// `services` (their selector).
+    /// `services` (their labels and selector).
     Services,
-    /// `ingresses.networking.k8s.io` (their backend Services).
+    /// `ingresses.networking.k8s.io` (their labels and backend Services).
     Ingresses,
-    /// `persistentvolumeclaims` (bound or not).
+    /// `persistentvolumeclaims` (their labels, bound or not).
     PersistentVolumeClaims,
     /// `namespaces` (metadata only: labels).
     Namespaces,

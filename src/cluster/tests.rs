@@ -12,7 +12,10 @@ use super::project;
 use super::resource::Resource;
 use super::watch::Feeder;
 use super::wire::{ClaimWire, IngressWire, PodWire, ServiceWire};
-use crate::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError};
+use crate::object::{
+    ClusterView, Dependents, LabelValue, LabelValues, MAX_LABEL_VALUES, ObjectRef, Subject,
+    ViewError,
+};
 use kube::api::PartialObjectMeta;
 use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
@@ -361,6 +364,111 @@ fn a_namespace_takes_everything_running_in_it() {
     );
 }
 
+const LEVEL: &str = "sre.example.com/protection-level";
+
+/// `(value, object, count)` triples, as `labelled_inside` answers them (not truncated).
+fn values(v: &[(&str, &str, u32)]) -> LabelValues {
+    LabelValues {
+        values: v
+            .iter()
+            .map(|(value, object, count)| LabelValue {
+                value: (*value).into(),
+                object: (*object).into(),
+                count: *count,
+            })
+            .collect(),
+        truncated: false,
+    }
+}
+
+/// `v` with `labels` as its `metadata.labels`.
+fn labelled(mut v: Value, labels: Value) -> Value {
+    v["metadata"]["labels"] = labels;
+    v
+}
+
+#[test]
+fn the_labels_of_what_a_namespace_holds_are_kept_by_value() {
+    let (mut index, mut i) = (shop_index(), Interner::default());
+    // Nothing in the shop carries the label yet (the namespace's own label is not inside it).
+    assert_eq!(index.labelled_inside("shop", LEVEL), LabelValues::default());
+    let critical = json!({LEVEL: "critical"});
+    for o in [
+        labelled(
+            workload("Deployment", "shop", "checkout", "uid-dep-checkout", None),
+            critical.clone(),
+        ),
+        labelled(
+            workload(
+                "ReplicaSet",
+                "shop",
+                "checkout-1",
+                "uid-rs-c1",
+                Some("uid-dep-checkout"),
+            ),
+            critical.clone(),
+        ),
+        labelled(
+            json!({"apiVersion": "batch/v1", "kind": "CronJob",
+                   "metadata": meta("shop", "report", "uid-cj", None, json!({}))}),
+            json!({LEVEL: "High"}),
+        ),
+        labelled(
+            service("shop", "pay", json!({"app": "pay"})),
+            json!({LEVEL: "high"}),
+        ),
+        labelled(ingress("shop", "pay-ing", "pay"), json!({LEVEL: "high"})),
+        labelled(claim("shop", "ledger", "Bound"), json!({LEVEL: "gold"})),
+        labelled(
+            pod("shop", "pay-1", "uid-x", "pay", "Running", &[]),
+            json!({LEVEL: "high", "app": "pay"}),
+        ),
+        // Another namespace and another key are not counted.
+        labelled(
+            workload("Deployment", "other", "checkout", "uid-o", None),
+            critical.clone(),
+        ),
+        labelled(
+            workload("Deployment", "shop", "misc", "uid-m", None),
+            json!({"team": "critical"}),
+        ),
+    ] {
+        put(&mut index, &mut i, o);
+    }
+    assert_eq!(
+        index.labelled_inside("shop", LEVEL),
+        values(&[
+            ("High", "cronjobs.batch/report", 1),
+            ("critical", "deployments.apps/checkout", 2),
+            ("gold", "persistentvolumeclaims/ledger", 1),
+            ("high", "services/pay", 3),
+        ])
+    );
+    assert_eq!(
+        index.labelled_inside("shop", "team"),
+        values(&[("critical", "deployments.apps/misc", 1)])
+    );
+    assert_eq!(index.labelled_inside("nope", LEVEL), LabelValues::default());
+}
+
+#[test]
+fn labelled_values_are_bounded() {
+    let (mut index, mut i) = (Index::default(), Interner::default());
+    for n in 0..=MAX_LABEL_VALUES {
+        let name = format!("d{n:05}");
+        let d = workload("Deployment", "shop", &name, &format!("uid-{n}"), None);
+        put(
+            &mut index,
+            &mut i,
+            labelled(d, json!({LEVEL: format!("v{n:05}")})),
+        );
+    }
+    let found = index.labelled_inside("shop", LEVEL);
+    assert!(found.truncated);
+    assert_eq!(found.values.len(), MAX_LABEL_VALUES);
+    assert_eq!(found.values[0].object, "deployments.apps/d00000");
+}
+
 fn wire<W: serde::de::DeserializeOwned>(v: Value) -> W {
     serde_json::from_value(v).unwrap()
 }
@@ -495,6 +603,74 @@ fn a_relist_keeps_the_store_until_it_finishes_and_deletions_update_the_indexes()
 }
 
 #[test]
+fn workload_labels_follow_watch_events_and_relists() {
+    let cache = ready_cache();
+    for r in Resource::ALL {
+        cache.health(r).listed(Instant::now());
+    }
+    let mut deployments = Feeder::new(
+        cache.clone(),
+        Resource::Deployments,
+        |w: &PartialObjectMeta<k8s_openapi::api::apps::v1::Deployment>, i| {
+            project::workload(&w.metadata, i)
+        },
+    );
+    let mut claims = Feeder::new(
+        cache.clone(),
+        Resource::PersistentVolumeClaims,
+        project::claim,
+    );
+    let d = |name: &str, level: &str| {
+        let v = workload("Deployment", "shop", name, &format!("uid-{name}"), None);
+        wire(labelled(v, json!({LEVEL: level})))
+    };
+    let held = |c: &Cache| c.labelled_inside("shop", LEVEL).unwrap();
+    deployments.event(Event::Init);
+    deployments.event(Event::InitApply(d("checkout", "critical")));
+    deployments.event(Event::InitDone);
+    assert_eq!(
+        held(&cache),
+        values(&[("critical", "deployments.apps/checkout", 1)])
+    );
+    // Modified: the new label replaces the old one.
+    deployments.event(Event::Apply(d("checkout", "standard")));
+    assert_eq!(
+        held(&cache),
+        values(&[("standard", "deployments.apps/checkout", 1)])
+    );
+    // A claim's label counts too; a deleted object's label goes.
+    claims.event(Event::Apply(wire(labelled(
+        claim("shop", "ledger", "Bound"),
+        json!({LEVEL: "high"}),
+    ))));
+    deployments.event(Event::Delete(d("checkout", "standard")));
+    assert_eq!(
+        held(&cache),
+        values(&[("high", "persistentvolumeclaims/ledger", 1)])
+    );
+    // A re-list replaces the store: what it no longer lists is gone.
+    deployments.event(Event::Apply(d("checkout", "critical")));
+    deployments.event(Event::Init);
+    deployments.event(Event::InitApply(d("web", "high")));
+    assert_eq!(
+        held(&cache).values.len(),
+        2,
+        "the old store answers meanwhile"
+    );
+    deployments.event(Event::InitDone);
+    assert_eq!(
+        held(&cache),
+        values(&[("high", "deployments.apps/web", 2),])
+    );
+    // A cache that is not ready does not answer.
+    let idle = Cache::new(CacheOptions::default());
+    assert!(matches!(
+        idle.labelled_inside("shop", LEVEL),
+        Err(ViewError::NotReady(_))
+    ));
+}
+
+#[test]
 fn metrics_show_objects_age_readiness_and_errors() {
     let cache = ready_cache();
     let mut registry = prometheus_client::registry::Registry::default();
@@ -575,6 +751,10 @@ async fn saved_files_answer_like_the_cache() {
             .unwrap()
             .as_deref(),
         Some("critical")
+    );
+    assert_eq!(
+        view.labelled_inside("shop", "app").unwrap(),
+        values(&[("db", "pods/db-0", 2), ("web", "pods/web-abc-0", 25)])
     );
     let crd = |group: &str| {
         Subject::new(

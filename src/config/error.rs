@@ -115,6 +115,30 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// A configuration warning, located: the file is valid, but something in it is likely not
+/// what its author meant. `FILE:LINE: path: warning: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigWarning {
+    /// The file, as given.
+    pub file: Arc<str>,
+    /// 1-based line.
+    pub line: u32,
+    /// The field path.
+    pub path: String,
+    /// What is likely wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}: warning: {}",
+            self.file, self.line, self.path, self.message
+        )
+    }
+}
+
 /// A non-empty list of configuration errors, in file order.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub struct ConfigErrors {

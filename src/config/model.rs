@@ -2,10 +2,12 @@
 //! upstream and warrant rule has been checked.
 
 pub mod guard;
+mod mode;
 pub mod pattern;
 pub mod window;
 
 pub use guard::GuardSpec;
+pub use mode::Mode;
 
 use crate::cel::Expression;
 use crate::names::{AuthorizerName, Code, RuleName};
@@ -20,6 +22,9 @@ use std::time::Duration;
 pub struct Config {
     /// The authorizers, in file order. Never empty.
     pub authorizers: Vec<AuthorizerConfig>,
+    /// What validation found likely unintended in a valid file (printed by `warrant validate`,
+    /// logged when served).
+    pub warnings: Vec<super::error::ConfigWarning>,
 }
 
 /// One validated authorizer entry.
@@ -29,6 +34,9 @@ pub struct AuthorizerConfig {
     pub name: AuthorizerName,
     /// What an error of this authorizer yields.
     pub failure_policy: FailurePolicy,
+    /// `Enforce` (default) or `Observe` (shadow mode: evaluated and recorded, answers
+    /// NoOpinion). For a DeletionGuard it equals the guard's own `guard.mode`.
+    pub mode: Mode,
     /// The type and its settings.
     pub spec: AuthorizerSpec,
     /// Compiled CEL pre-filters, evaluated in order on every review before the authorizer
@@ -56,6 +64,8 @@ pub struct PolicyRule {
     pub message: String,
     /// The code a match reports.
     pub code: Option<Code>,
+    /// `Enforce` (default) or `Observe` (shadow: a match is recorded, then the rule is skipped).
+    pub mode: Mode,
 }
 
 /// What a matching rule yields.

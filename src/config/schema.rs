@@ -42,6 +42,9 @@ pub struct Authorizer {
     /// warrant.dev only: what an error of this authorizer yields.
     #[serde(default)]
     pub failure_policy: Option<At<String>>,
+    /// warrant.dev only: `Enforce` (default) or `Observe` (shadow mode), for any type.
+    #[serde(default)]
+    pub mode: Option<At<String>>,
     /// warrant.dev only: CEL pre-filters for any type.
     #[serde(default)]
     pub match_conditions: Option<At<Vec<At<MatchCondition>>>>,
@@ -81,6 +84,9 @@ pub struct Rule {
     /// A SCREAMING_SNAKE code for the decision.
     #[serde(default)]
     pub code: Option<At<String>>,
+    /// `Enforce` (default) or `Observe` (shadow: recorded when it matches, then skipped).
+    #[serde(default)]
+    pub mode: Option<At<String>>,
 }
 
 /// Upstream's `WebhookConfiguration`.

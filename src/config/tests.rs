@@ -269,3 +269,101 @@ fn warrant_service_account_replaces_the_default_exemption() {
     // The control plane stays exempt either way.
     assert!(own.contains("system:kube-controller-manager", &[]));
 }
+
+/// Issue 16: `mode` on any entry and any policy rule; a guard's entry `mode` and `guard.mode`
+/// are one setting (either spelling sets both).
+#[test]
+fn shadow_mode_on_entries_rules_and_guards() {
+    let l = parse(
+        "c.yaml",
+        format!(
+            "{WARRANT}authorizers:
+- type: AlwaysDeny
+  name: deny-all
+  mode: Observe
+- type: Policy
+  name: tenants
+  policy:
+    rules:
+    - {{name: a, effect: Deny, expression: 'true', message: m, mode: Observe}}
+    - {{name: b, effect: Allow, expression: 'true', message: m}}
+- type: DeletionGuard
+  name: by-entry
+  mode: Observe
+  guard: {{protectedNamespaces: [{{names: [prod], level: critical}}]}}
+- type: DeletionGuard
+  name: by-guard
+  guard: {{mode: Observe, protectedNamespaces: [{{names: [prod], level: critical}}]}}
+- type: DeletionGuard
+  name: both
+  mode: Observe
+  guard: {{mode: Observe, protectedNamespaces: [{{names: [prod], level: critical}}]}}
+- type: AlwaysAllow
+  name: allow-all
+"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let a = &l.config.authorizers;
+    assert_eq!(a[0].mode, Mode::Observe);
+    let AuthorizerSpec::Policy(p) = &a[1].spec else {
+        panic!("{:?}", a[1].spec)
+    };
+    assert_eq!(a[1].mode, Mode::Enforce);
+    assert_eq!(
+        (p.rules[0].mode, p.rules[1].mode),
+        (Mode::Observe, Mode::Enforce)
+    );
+    for g in &a[2..5] {
+        let AuthorizerSpec::DeletionGuard(spec) = &g.spec else {
+            panic!("{:?}", g.spec)
+        };
+        assert_eq!(
+            (g.mode, spec.mode),
+            (Mode::Observe, Mode::Observe),
+            "{}",
+            g.name
+        );
+    }
+    assert_eq!(a[5].mode, Mode::Enforce);
+}
+
+/// Issue 15, finding 11: an Allow rule that constrains no verb also grants the verbs Kubernetes
+/// adds (constrained impersonation, DRA); a valid file says so in a warning.
+#[test]
+fn an_allow_rule_without_a_verb_is_valid_with_a_warning() {
+    let file = |effect: &str, expression: &str| {
+        format!(
+            "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: p\n  policy:\n    rules:\n    - name: r\n      effect: {effect}\n      expression: \"{expression}\"\n      message: m\n"
+        )
+    };
+    let warnings = |effect: &str, expression: &str| {
+        crate::config::parse("w.yaml", file(effect, expression).as_bytes())
+            .unwrap()
+            .config
+            .warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+    };
+    let no_verb = warnings("Allow", "'dev' in request.groups");
+    assert_eq!(no_verb.len(), 1, "{no_verb:?}");
+    assert!(
+        no_verb[0].starts_with(
+            "w.yaml:8: authorizers[0].policy.rules[0].expression: warning: this Allow rule constrains no verb"
+        ),
+        "{}",
+        no_verb[0]
+    );
+    assert!(no_verb[0].contains("impersonate:serviceaccount"));
+    assert!(warnings("Allow", "request.resourceAttributes.verb == 'get'").is_empty());
+    assert!(
+        warnings(
+            "Allow",
+            "request.?nonResourceAttributes.verb.orValue('') == 'get'"
+        )
+        .is_empty()
+    );
+    assert!(warnings("Deny", "'dev' in request.groups").is_empty());
+}

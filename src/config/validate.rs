@@ -9,8 +9,8 @@
 //! [`entry`] one `authorizers[]` entry and its cross-field rules, [`webhook`] the `webhook:`
 //! block, [`match_conditions`] the CEL pre-filters, [`policy`] and [`guard`] warrant's blocks.
 
-use super::error::{ConfigError, ErrorKind};
-use super::model::{AuthorizerConfig, Config, FailurePolicy};
+use super::error::{ConfigError, ConfigWarning, ErrorKind};
+use super::model::{AuthorizerConfig, Config, FailurePolicy, Mode};
 use super::schema::{self, At};
 use std::sync::Arc;
 
@@ -41,9 +41,19 @@ const KIND: &str = "AuthorizationConfiguration";
 struct Checker {
     file: Arc<str>,
     errors: Vec<ConfigError>,
+    warnings: Vec<ConfigWarning>,
 }
 
 impl Checker {
+    fn warn(&mut self, line: u32, path: impl Into<String>, message: impl Into<String>) {
+        self.warnings.push(ConfigWarning {
+            file: self.file.clone(),
+            line,
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
     fn push(&mut self, line: u32, path: impl Into<String>, kind: ErrorKind) {
         self.errors.push(ConfigError {
             file: self.file.clone(),
@@ -64,11 +74,15 @@ pub fn validate(file: &Arc<str>, f: schema::File) -> Result<Config, Vec<ConfigEr
     let mut c = Checker {
         file: file.clone(),
         errors: Vec::new(),
+        warnings: Vec::new(),
     };
     let flavour = check_type_meta(&mut c, &f);
     let authorizers = check_authorizers(&mut c, flavour, f.authorizers);
     if c.errors.is_empty() {
-        Ok(Config { authorizers })
+        Ok(Config {
+            authorizers,
+            warnings: c.warnings,
+        })
     } else {
         Err(c.errors)
     }
@@ -164,6 +178,23 @@ fn parse_failure_policy(c: &mut Checker, l: u32, path: &str, v: &str) -> Option<
             ErrorKind::NotSupported {
                 value: v.into(),
                 supported: FAILURE_POLICIES.map(FailurePolicy::as_str).to_vec(),
+                detail: None,
+            },
+        );
+    }
+    parsed
+}
+
+/// A `mode` value (of an entry, a policy rule or a guard block): `Enforce` or `Observe`.
+fn parse_mode(c: &mut Checker, l: u32, path: &str, v: &str) -> Option<Mode> {
+    let parsed = Mode::parse(v);
+    if parsed.is_none() {
+        c.push(
+            l,
+            path,
+            ErrorKind::NotSupported {
+                value: v.into(),
+                supported: Mode::ALL.map(Mode::as_str).to_vec(),
                 detail: None,
             },
         );

@@ -1,6 +1,7 @@
 //! [`ClusterView`]: what the validation ring asks the cluster about a target (its namespace's
 //! labels, what depends on it), answered by the metadata cache or by saved files.
 
+use super::labelled::LabelValues;
 use super::subject::Subject;
 use std::fmt;
 use std::future::Future;
@@ -61,6 +62,12 @@ pub trait ClusterView: Send + Sync + fmt::Debug {
     /// label is absent).
     fn namespace_label(&self, namespace: &str, key: &str) -> Result<Option<String>, ViewError>;
 
+    /// The objects in namespace `namespace` carrying label `key` (workloads, Services,
+    /// Ingresses, PersistentVolumeClaims, running pods), grouped by the label's value: what a
+    /// Namespace deletion takes with it that is labelled on its own. Reading the values (as
+    /// protection levels, say) is the caller's business.
+    fn labelled_inside(&self, namespace: &str, key: &str) -> Result<LabelValues, ViewError>;
+
     /// What depends on `target` (`object` is the stored object, when the caller has it).
     fn dependents(
         &self,
@@ -86,6 +93,10 @@ impl ClusterView for NoCluster {
         Err(ViewError::NoCluster)
     }
 
+    fn labelled_inside(&self, _: &str, _: &str) -> Result<LabelValues, ViewError> {
+        Err(ViewError::NoCluster)
+    }
+
     fn dependents(&self, _: &ObjectRef<'_>, _: Option<&Subject>) -> Result<Dependents, ViewError> {
         Err(ViewError::NoCluster)
     }
@@ -95,8 +106,9 @@ impl ClusterView for NoCluster {
     }
 }
 
-/// A cluster with nothing in it: ready, no namespace labels, no dependents, no remaining
-/// objects. What `warrant check --object` judges against without `--cluster-state`.
+/// A cluster with nothing in it: ready, no namespace labels, no labelled objects, no
+/// dependents, no remaining objects. What `warrant check --object` judges against without
+/// `--cluster-state`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmptyCluster;
 
@@ -107,6 +119,10 @@ impl ClusterView for EmptyCluster {
 
     fn namespace_label(&self, _: &str, _: &str) -> Result<Option<String>, ViewError> {
         Ok(None)
+    }
+
+    fn labelled_inside(&self, _: &str, _: &str) -> Result<LabelValues, ViewError> {
+        Ok(LabelValues::default())
     }
 
     fn dependents(&self, _: &ObjectRef<'_>, _: Option<&Subject>) -> Result<Dependents, ViewError> {

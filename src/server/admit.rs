@@ -207,6 +207,7 @@ mod tests {
             outcome,
             elapsed: Duration::ZERO,
             conditions: None,
+            mode: crate::config::Mode::Enforce,
         }
     }
 

@@ -1,12 +1,16 @@
-//! One structured audit record (a JSON line) per review: who asked for what, each authorizer
-//! consulted with its outcome and latency, and the final answer. Records are written by a
+//! One structured audit record (a JSON line) per review: who asked for what (the whole review
+//! spec: user, uid, groups, extra, attributes with their selectors, and the time it was judged
+//! at, so that `warrant replay` can judge it again exactly), each authorizer consulted with its
+//! outcome and latency (a shadow's `mode` and `wouldHave`, shadow rules under `shadowRules`),
+//! and the final answer. Records are written by a
 //! dedicated thread so that a slow disk never stalls a review; if the writer falls behind by
 //! more than [`QUEUE_CAPACITY`] records, new ones are dropped and counted
 //! (`warrant_audit_records_dropped_total`).
 
 use super::metrics::Metrics;
 use crate::authorizer::{Answer, Input, Step, StepOutcome};
-use crate::decision::VerdictDetail;
+use crate::config::Mode;
+use crate::decision::{Shadow, VerdictDetail};
 use chrono::{DateTime, SecondsFormat, Utc};
 use k8s_openapi::api::authorization::v1::{NonResourceAttributes, ResourceAttributes};
 use serde::Serialize;
@@ -50,10 +54,52 @@ pub struct StepRecord<'a> {
     pub failure_policy: Option<&'static str>,
     /// How long it took, in seconds.
     pub latency_seconds: f64,
+    /// `Observe` for an authorizer in shadow mode (absent when it enforces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<&'static str>,
+    /// In shadow mode: what it would have contributed had it been enforced (`decision` is then
+    /// always NoOpinion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_have: Option<&'static str>,
+    /// The rules in shadow mode that matched (or failed) inside it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadow_rules: Vec<ShadowRecord<'a>>,
     /// What the authorizer's type adds (the deletion guard's assessment under `guard`: code,
     /// `OBSERVED_<CODE>` in Observe mode, mode, risk score and level, protection, reasons).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub detail: Option<DetailRecord<'a>>,
+}
+
+/// A rule in shadow mode that matched (or failed), as audit records show it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShadowRecord<'a> {
+    /// The rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<&'a str>,
+    /// What it would have answered (`Allow`, `Deny`), or `Error`.
+    pub would_have: &'static str,
+    /// Its message.
+    pub message: &'a str,
+    /// Its code, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'a str>,
+    /// Its evaluation error, if it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a str>,
+}
+
+impl<'a> ShadowRecord<'a> {
+    /// The record of one shadow rule.
+    pub fn new(shadow: &'a Shadow) -> Self {
+        Self {
+            rule: shadow.reason.rule.as_ref().map(|r| r.as_str()),
+            would_have: shadow.would_label(),
+            message: &shadow.reason.message,
+            code: shadow.reason.code.as_ref().map(|c| c.as_str()),
+            error: shadow.error.as_deref(),
+        }
+    }
 }
 
 /// A verdict's type-owned detail, written under the key its type names.
@@ -102,6 +148,12 @@ impl<'a> StepRecord<'a> {
             error,
             failure_policy,
             latency_seconds: step.elapsed.as_secs_f64(),
+            mode: step.mode.is_observe().then_some(Mode::Observe.as_str()),
+            would_have: step.is_shadow().then(|| step.would_have().as_str()),
+            shadow_rules: match &step.outcome {
+                StepOutcome::Verdict(v) => v.shadows.iter().map(ShadowRecord::new).collect(),
+                _ => Vec::new(),
+            },
             detail: match &step.outcome {
                 StepOutcome::Verdict(v) => v.detail.as_deref().map(DetailRecord),
                 _ => None,
@@ -143,7 +195,8 @@ pub struct AuditRecord<'a> {
     pub uid: Option<&'a str>,
     /// The groups, in order.
     pub groups: &'a [String],
-    /// The extra attributes, when sent.
+    /// The extra attributes, when sent (less those `--audit-redact-extra` names, which are
+    /// then listed under `extraRedacted`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra: Option<&'a BTreeMap<String, Vec<String>>>,
     /// The resource attributes of a resource request.
@@ -232,6 +285,21 @@ impl<'a> AuditRecord<'a> {
     }
 }
 
+/// Removes `keys` from the record's `extra` (dropping `extra` when nothing is left) and lists
+/// the removed ones, sorted, under `extraRedacted`.
+fn redact(record: &mut serde_json::Map<String, serde_json::Value>, keys: &[String]) {
+    let Some(serde_json::Value::Object(extra)) = record.get_mut("extra") else {
+        return;
+    };
+    let mut removed: Vec<&String> = keys.iter().filter(|k| extra.remove(*k).is_some()).collect();
+    removed.sort();
+    removed.dedup();
+    if extra.is_empty() {
+        record.remove("extra");
+    }
+    record.insert("extraRedacted".into(), serde_json::json!(removed));
+}
+
 fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
@@ -255,6 +323,7 @@ pub struct AuditSink {
     tx: Option<SyncSender<Vec<u8>>>,
     thread: Option<JoinHandle<()>>,
     metrics: Arc<Metrics>,
+    redact_extra: Vec<String>,
 }
 
 impl AuditSink {
@@ -266,6 +335,7 @@ impl AuditSink {
                     tx: None,
                     thread: None,
                     metrics,
+                    redact_extra: Vec::new(),
                 });
             }
             AuditTarget::Stdout => writer::Output::Stdout,
@@ -280,7 +350,16 @@ impl AuditSink {
             tx: Some(tx),
             thread: Some(thread),
             metrics,
+            redact_extra: Vec::new(),
         })
+    }
+
+    /// The same sink leaving the user's `extra` values under `keys` out of every record
+    /// (`--audit-redact-extra`): a record that had any lists them under `extraRedacted`, so a
+    /// replay knows it cannot reproduce that review exactly.
+    pub fn with_redacted_extra(mut self, keys: Vec<String>) -> Self {
+        self.redact_extra = keys;
+        self
     }
 
     /// Queues one record; never blocks.
@@ -288,7 +367,7 @@ impl AuditSink {
         if self.tx.is_none() {
             return;
         }
-        match serde_json::to_vec(record) {
+        match self.encode(record) {
             Ok(mut line) => {
                 line.push(b'\n');
                 self.send(line);
@@ -298,6 +377,21 @@ impl AuditSink {
                 self.metrics.record_audit_dropped();
             }
         }
+    }
+
+    /// The record's JSON, with the redacted extra keys left out.
+    fn encode(&self, record: &AuditRecord<'_>) -> serde_json::Result<Vec<u8>> {
+        let redacts = |extra: &BTreeMap<String, Vec<String>>| {
+            self.redact_extra.iter().any(|k| extra.contains_key(k))
+        };
+        if !record.extra.is_some_and(redacts) {
+            return serde_json::to_vec(record);
+        }
+        let mut value = serde_json::to_value(record)?;
+        if let Some(object) = value.as_object_mut() {
+            redact(object, &self.redact_extra);
+        }
+        serde_json::to_vec(&value)
     }
 
     /// Queues one encoded line; a full queue drops it and counts it.

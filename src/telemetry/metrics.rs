@@ -41,6 +41,11 @@ struct StatusLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AdmissionLabels {
     operation: &'static str,
     allowed: &'static str,
@@ -80,6 +85,7 @@ pub struct Metrics {
     reload_timestamp: Family<StatusLabels, Gauge<f64, AtomicU64>>,
     config_info: Family<HashLabels, Gauge>,
     config_hash: Mutex<Option<String>>,
+    reload_refusals: Family<ReasonLabels, Counter>,
     audit_dropped: Counter,
     admission_requests: Family<AdmissionLabels, Counter>,
     admission_duration: Family<AdmissionLabels, Histogram, fn() -> Histogram>,
@@ -142,6 +148,12 @@ impl Metrics {
             "The configuration being served: value 1, labelled with the sha256 of its bytes",
             config_info.clone(),
         );
+        let reload_refusals = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "warrant_config_reload_refusals",
+            "Reloads refused by --replay-on-reload, by reason (lockout: the replay would deny a bootstrap identity; replay-error: the replay could not run)",
+            reload_refusals.clone(),
+        );
         let audit_dropped = Counter::default();
         registry.register(
             "warrant_audit_records_dropped",
@@ -180,6 +192,7 @@ impl Metrics {
             reload_timestamp,
             config_info,
             config_hash: Mutex::new(None),
+            reload_refusals,
             audit_dropped,
             admission_requests,
             admission_duration,
@@ -253,6 +266,13 @@ impl Metrics {
                 .set(1);
             *current = Some(hash.to_owned());
         }
+    }
+
+    /// Counts a reload a gate refused, by reason.
+    pub fn record_reload_refusal(&self, reason: &'static str) {
+        self.reload_refusals
+            .get_or_create(&ReasonLabels { reason })
+            .inc();
     }
 
     /// The per-authorizer families, for [`crate::authorizer::BuildContext`].

@@ -27,13 +27,19 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// ringTickets: CHG-RING-1 approves changes in ring-shop (two approvers, as critical needs).
+// ringTickets: CHG-RING-1 approves changes in ring-shop, CHG-RING-2 the deletion of namespace
+// ring-hold (two approvers each, as critical needs).
 const ringTickets = `tickets:
   - id: CHG-RING-1
     status: Approved
     approvers: [carol, dave]
     expires: "2030-01-01T00:00:00Z"
     scope: {namespaces: [ring-shop]}
+  - id: CHG-RING-2
+    status: Approved
+    approvers: [carol, dave]
+    expires: "2030-01-01T00:00:00Z"
+    scope: {namespaces: [ring-hold], resources: [namespaces]}
 `
 
 // ringConfig is the chain both warrants serve in these scenarios: one DeletionGuard reading the

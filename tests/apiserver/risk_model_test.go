@@ -40,7 +40,8 @@ type side struct{ level, source string }
 // add up, and what deleting it takes down.
 type exposure struct {
 	namespace, object side
-	pods              int // running pods affected
+	namespaceDeletion bool // the target is a Namespace being deleted
+	pods              int  // running pods affected
 	ingresses         []string
 	ingressPods       int // pods an Ingress reaches
 	volumes           int // bound PersistentVolumeClaims affected
@@ -72,6 +73,9 @@ func (m riskModel) assess(x exposure) expected {
 		case "standard":
 			fs = append(fs, factor{0, []string{"standard", sd.source}})
 		}
+	}
+	if x.namespaceDeletion {
+		fs = append(fs, factor{m.namespaceDeletion, []string{"namespace deletion"}})
 	}
 	switch {
 	case x.pods >= m.manyPodsAt:

@@ -2,7 +2,8 @@
 //! them, through the in-process server and the validation ring of a DeletionGuard, asserted on
 //! the AdmissionReview answered, warrant's audit record and its metrics.
 //!
-//! The cluster view is a fixture ([`Fixed`]): fixed dependents, or a cache that is not ready.
+//! The cluster view is a fixture ([`Fixed`]): fixed dependents and labelled objects in every
+//! namespace, or a cache that is not ready.
 //! It injects what the metadata cache would answer; the real index (watches, owner chains,
 //! selectors) is tested with the `cluster` module and in the kube-apiserver tier.
 
@@ -10,7 +11,9 @@ use crate::support::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use warrant::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError, ViewFuture};
+use warrant::object::{
+    ClusterView, Dependents, LabelValue, LabelValues, ObjectRef, Subject, ViewError, ViewFuture,
+};
 
 const LABEL: &str = "sre.example.com/protection-level";
 const ANNOTATION: &str = "sre.example.com/ticket";
@@ -20,6 +23,7 @@ const ANNOTATION: &str = "sre.example.com/ticket";
 struct Fixed {
     not_ready: Option<&'static str>,
     dependents: Dependents,
+    labelled: LabelValues,
 }
 
 impl Fixed {
@@ -38,6 +42,10 @@ impl ClusterView for Fixed {
 
     fn namespace_label(&self, _: &str, _: &str) -> Result<Option<String>, ViewError> {
         self.check().map(|()| None)
+    }
+
+    fn labelled_inside(&self, _: &str, _: &str) -> Result<LabelValues, ViewError> {
+        self.check().map(|()| self.labelled.clone())
     }
 
     fn dependents(&self, _: &ObjectRef<'_>, _: Option<&Subject>) -> Result<Dependents, ViewError> {
@@ -60,6 +68,7 @@ fn busy() -> Fixed {
             ingresses: vec!["shop/web".into()],
             bound_volumes: vec!["shop/data".into()],
         },
+        labelled: LabelValues::default(),
     }
 }
 
@@ -298,6 +307,70 @@ async fn an_approved_ticket_on_the_object_admits_it() {
         text.contains("warrant_admission_requests_total{operation=\"DELETE\",allowed=\"true\"} 1")
     );
     quiet.w.stop().await;
+    s.w.stop().await;
+}
+
+/// An AdmissionReview deleting the unlabelled Namespace `shop`, with the ticket `ticket`
+/// annotated on it.
+fn namespace_delete(uid: &str, ticket: Option<&str>) -> String {
+    let namespace = json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "shop", "uid": "ns-1",
+                     "annotations": ticket.map_or(json!({}), |t| json!({ANNOTATION: t}))},
+    });
+    json!({
+        "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "", "version": "v1", "kind": "Namespace"},
+            "resource": {"group": "", "version": "v1", "resource": "namespaces"},
+            "name": "shop", "namespace": "shop", "operation": "DELETE",
+            "userInfo": {"username": "jane", "uid": "j-1", "groups": ["dev", "system:authenticated"]},
+            "object": null, "oldObject": namespace, "dryRun": false,
+            "options": {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"},
+        }
+    })
+    .to_string()
+}
+
+/// Deleting a Namespace deletes what it holds: an unlabelled namespace holding a Deployment
+/// labelled critical is refused without a ticket, naming the Deployment, and admitted with one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_holding_a_critical_deployment_needs_a_ticket() {
+    let view = Fixed {
+        labelled: LabelValues {
+            values: vec![LabelValue {
+                value: "critical".into(),
+                object: "deployments.apps/checkout".into(),
+                count: 1,
+            }],
+            truncated: false,
+        },
+        ..Fixed::default()
+    };
+    let s = start(view, "Deny", "").await;
+    let w = &s.w;
+    let (code, r) = admit(w, &namespace_delete("ns-uid-1", None)).await;
+    assert_eq!(code, 200);
+    assert_eq!(r["allowed"], false, "{r}");
+    assert_eq!(r["status"]["code"], 403);
+    let message = r["status"]["message"].as_str().unwrap();
+    let held = format!(
+        "critical: namespace holds deployments.apps/checkout labelled {LABEL}=critical +40"
+    );
+    assert!(message.contains(&held), "{message}");
+    assert!(message.ends_with("[MISSING_TICKET]"), "{message}");
+    let report: Value =
+        serde_json::from_str(r["auditAnnotations"]["report"].as_str().unwrap()).unwrap();
+    assert_eq!(report["protection"], "critical");
+    assert_eq!(report["riskReasons"][0], held);
+    assert_eq!(report["riskReasons"][1], "namespace deletion +30");
+
+    let (_, r) = admit(w, &namespace_delete("ns-uid-2", Some("CHG-1"))).await;
+    assert_eq!(r["allowed"], true, "{r}");
+    let report: Value =
+        serde_json::from_str(r["auditAnnotations"]["report"].as_str().unwrap()).unwrap();
+    assert_eq!(report["ticket"], "CHG-1");
     s.w.stop().await;
 }
 
@@ -724,13 +797,38 @@ fn the_shipped_webhook_configuration() {
             Some(if protected { "Fail" } else { "Ignore" }),
             "{name}"
         );
-        // The object itself only, and only the operations the ring judges.
+        // The object itself and, where UPDATEs are sent, its status subresource (labels
+        // changed through /status are kept for every guarded kind but Deployments).
         let rules = w.rules.as_ref().unwrap();
         let mut resources = Vec::new();
         for r in rules {
-            for res in r.resources.as_ref().unwrap() {
-                assert!(!res.contains('/'), "{name}: subresource {res}");
-                resources.push(res.as_str());
+            let listed = r.resources.as_ref().unwrap();
+            for res in listed {
+                match res.split_once('/') {
+                    None => resources.push(res.as_str()),
+                    Some((kind, sub)) => {
+                        assert!(
+                            protected,
+                            "{name}: subresource {res} on a DELETE-only webhook"
+                        );
+                        assert!(
+                            sub == "status" || (kind == "namespaces" && sub == "finalize"),
+                            "{name}: subresource {res}"
+                        );
+                        assert!(
+                            listed.iter().any(|k| k == kind),
+                            "{name}: {res} without {kind}"
+                        );
+                    }
+                }
+            }
+            for kind in listed.iter().filter(|r| !r.contains('/')) {
+                if protected {
+                    assert!(
+                        listed.contains(&format!("{kind}/status")),
+                        "{name}: {kind}/status not sent: a label removed through it would pass"
+                    );
+                }
             }
             let ops = r.operations.as_ref().unwrap();
             let want: &[&str] = if protected {
@@ -792,9 +890,11 @@ fn the_shipped_webhook_configuration() {
         ] {
             assert!(control_plane.contains(who), "{name}: {who}");
         }
-        assert!(
-            by_name("label-updates-only")
-                .contains(&format!("'{LABEL}' in oldObject.metadata.labels"))
-        );
+        // UPDATEs only when the stored object's label is changed or removed.
+        let changes = by_name("label-changes-only");
+        assert!(changes.contains(&format!("'{LABEL}' in oldObject.metadata.labels")));
+        assert!(changes.contains(&format!(
+            "object.metadata.labels['{LABEL}']\n          != oldObject.metadata.labels['{LABEL}']"
+        )) || changes.contains(&format!("!= oldObject.metadata.labels['{LABEL}']")));
     }
 }

@@ -1,6 +1,6 @@
 //! The cluster cache against a real kube-apiserver (and etcd): the watches list and follow
 //! real objects (pods made running through their status, owner references set by hand, as
-//! there is no controller manager), `dependents()` answers from them, deletions reach the
+//! there is no controller manager), `dependents()` and `labelled_inside()` answer from them, deletions reach the
 //! cache, and `remaining_objects` lists a real custom resource. Skipped when `KUBE_BIN_DIR`
 //! (a directory with `etcd` and `kube-apiserver`, as tests/apiserver/build-tools.sh prints)
 //! is not set.
@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warrant::cluster::{Cache, CacheOptions, Source};
-use warrant::object::{ClusterView, Dependents, ObjectRef, Subject};
+use warrant::object::{ClusterView, Dependents, LabelValue, ObjectRef, Subject};
 
 struct Proc(Child);
 
@@ -254,6 +254,27 @@ async fn the_cache_follows_a_real_api_server() {
             .as_deref(),
         Some("high")
     );
+
+    // A labelled Deployment without replicas: its label is kept, for a Namespace's deletion.
+    let level = "sre.example.com/protection-level";
+    create(&deployments, json!({"metadata": {"name": "checkout", "labels": {level: "critical"}},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "checkout"}},
+                 "template": {"metadata": {"labels": {"app": "checkout"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})).await;
+    let held = until(
+        "the labelled Deployment",
+        Duration::from_secs(20),
+        async || {
+            let v = cache.labelled_inside("shop", level).ok()?;
+            (!v.values.is_empty()).then_some(v)
+        },
+    )
+    .await;
+    let want = LabelValue {
+        value: "critical".into(),
+        object: "deployments.apps/checkout".into(),
+        count: 1,
+    };
+    assert_eq!((held.values, held.truncated), (vec![want], false));
 
     // A deleted pod, a pod that stops running: the cache follows.
     pods.delete("web-abc-0", &DeleteParams::default().grace_period(0))

@@ -12,6 +12,8 @@ mod guard;
 mod http;
 mod properties;
 mod reload;
+mod replay;
+mod shadow;
 mod suite;
 mod support;
 mod tls;

@@ -90,6 +90,8 @@ pub struct Options {
     pub client_ca: bool,
     pub tokens: Option<&'static str>,
     pub audit: bool,
+    /// `--audit-redact-extra`: extra keys left out of audit records.
+    pub audit_redact_extra: Vec<String>,
     /// The first backoff delay of downstream webhook retries (upstream's 500 ms when `None`).
     pub webhook_backoff: Option<Duration>,
     /// The review deadline (5 s when `None`).
@@ -110,6 +112,7 @@ impl Default for Options {
             client_ca: true,
             tokens: None,
             audit: false,
+            audit_redact_extra: Vec::new(),
             webhook_backoff: None,
             review_timeout: None,
             cluster: None,
@@ -182,7 +185,11 @@ impl Warrant {
         let state = Arc::new(AppState {
             live: live.clone(),
             metrics: metrics.clone(),
-            audit: Arc::new(AuditSink::open(&audit_target, metrics.clone()).unwrap()),
+            audit: Arc::new(
+                AuditSink::open(&audit_target, metrics.clone())
+                    .unwrap()
+                    .with_redacted_extra(opts.audit_redact_extra.clone()),
+            ),
             clock: Arc::new(SystemClock),
             caller_auth: CallerAuth {
                 client_certificates: opts.client_ca,

@@ -32,6 +32,7 @@ fn entry(name: &str, verdict: Option<Verdict>, policy: FailurePolicy) -> (Entry,
             name: AuthorizerName::new(name).unwrap(),
             authorizer_type: AuthorizerType::AlwaysAllow,
             failure_policy: policy,
+            mode: Mode::Enforce,
             authorizer: Box::new(Fake {
                 verdict,
                 calls: calls.clone(),
@@ -243,4 +244,184 @@ async fn issue_15_4_a_deadline_miss_never_fails_an_authorizer_that_does_not_appl
     assert_eq!(applies_calls.load(Ordering::SeqCst), 1);
     assert_eq!(answer.decision, Decision::Allow);
     assert_eq!(answer.decided_by.as_ref().unwrap().as_str(), "applies");
+}
+
+/// The OpenMetrics text of a registry.
+fn text(registry: &prometheus_client::registry::Registry) -> String {
+    let mut out = String::new();
+    prometheus_client::encoding::text::encode(&mut out, registry).unwrap();
+    out
+}
+
+/// `entry`, in shadow mode, recording into `families`.
+fn shadow_entry(
+    families: &crate::authorizer::metrics::Families,
+    name: &str,
+    verdict: Option<Verdict>,
+    policy: FailurePolicy,
+) -> Entry {
+    let (mut e, _) = entry(name, verdict, policy);
+    e.mode = Mode::Observe;
+    e.metrics = families.entry(AuthorizerType::AlwaysAllow, &e.name);
+    e
+}
+
+fn rule_reason(rule: &str, code: &str) -> Reason {
+    Reason {
+        rule: Some(RuleName::new(rule).unwrap()),
+        message: format!("{rule} says so"),
+        code: Some(Code::new(code).unwrap()),
+    }
+}
+
+/// Issue 16, shadow mode: an entry in Observe is evaluated where it stands, its would-be Deny
+/// is kept in the trace and counted (and counted as a disagreement with the chain's Allow), and
+/// the chain answers as if it had said NoOpinion: no reason of it in the answer.
+#[tokio::test]
+async fn a_shadow_entry_is_evaluated_recorded_and_never_the_answer() {
+    let mut registry = prometheus_client::registry::Registry::default();
+    let families = crate::authorizer::metrics::Families::register(&mut registry);
+    let shadow = shadow_entry(
+        &families,
+        "candidate",
+        Some(Verdict::new(
+            Decision::Deny,
+            rule_reason("no-secrets", "NO_SECRETS"),
+        )),
+        FailurePolicy::Deny,
+    );
+    let (allows, allows_calls) = entry(
+        "allows",
+        Some(Verdict::new(Decision::Allow, Reason::message("fine"))),
+        FailurePolicy::Deny,
+    );
+    let chain = Chain::new(vec![shadow, allows]).unwrap();
+    let answer = chain
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_secs(1)),
+        )
+        .await;
+    assert_eq!(answer.decision, Decision::Allow);
+    assert_eq!(answer.reason, "allows: fine");
+    assert_eq!(allows_calls.load(Ordering::SeqCst), 1);
+    let step = &answer.trace[0];
+    assert!(step.is_shadow());
+    assert_eq!(step.decision(), Decision::NoOpinion);
+    assert_eq!(step.would_have(), Decision::Deny);
+    let out = text(&registry);
+    assert!(
+        out.contains(
+            "warrant_shadow_decisions_total{authorizer=\"candidate\",rule=\"no-secrets\",would=\"Deny\"} 1"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "warrant_shadow_disagreements_total{authorizer=\"candidate\",rule=\"no-secrets\",would=\"Deny\",chain=\"Allow\"} 1"
+        ),
+        "{out}"
+    );
+    // The shadow's Deny is not counted as a decision of the entry.
+    assert!(
+        !out.contains("name=\"candidate\",decision=\"denied\""),
+        "{out}"
+    );
+}
+
+/// A shadow Webhook's downstream failure never changes the answer: with failurePolicy Deny it
+/// would have denied (recorded), yet the chain goes on and keeps no evaluationError of it.
+#[tokio::test(start_paused = true)]
+async fn a_failing_shadow_never_changes_the_answer() {
+    let mut registry = prometheus_client::registry::Registry::default();
+    let families = crate::authorizer::metrics::Families::register(&mut registry);
+    let hangs = shadow_entry(&families, "downstream", None, FailurePolicy::Deny);
+    let chain = Chain::new(vec![hangs]).unwrap();
+    let answer = chain
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_millis(20)),
+        )
+        .await;
+    assert_eq!(answer.decision, Decision::NoOpinion);
+    assert_eq!(answer.evaluation_error(), None);
+    assert_eq!(answer.reason, "");
+    assert_eq!(answer.trace[0].would_have(), Decision::Deny);
+    let out = text(&registry);
+    assert!(
+        out.contains(
+            "warrant_shadow_decisions_total{authorizer=\"downstream\",rule=\"\",would=\"Deny\"} 1"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "warrant_shadow_disagreements_total{authorizer=\"downstream\",rule=\"\",would=\"Deny\",chain=\"NoOpinion\"} 1"
+        ),
+        "{out}"
+    );
+}
+
+/// Shadow rules reported by an enforcing entry's verdict are counted against the chain's final
+/// answer; a shadow that agrees with it is no disagreement, and an excluded shadow entry is not
+/// counted at all.
+#[tokio::test]
+async fn shadow_rules_of_a_verdict_are_counted_against_the_final_answer() {
+    use crate::decision::Shadow;
+    let mut registry = prometheus_client::registry::Registry::default();
+    let families = crate::authorizer::metrics::Families::register(&mut registry);
+    let mut excluded = shadow_entry(&families, "elsewhere", None, FailurePolicy::Deny);
+    excluded.match_conditions = MatchConditions::new(vec![
+        crate::cel::Expression::compile(
+            "has(request.resourceAttributes)",
+            crate::cel::Variables::Request,
+        )
+        .unwrap(),
+    ]);
+    let verdict = Verdict::new(Decision::Allow, rule_reason("ops", "OPS")).with_shadows(vec![
+        Shadow {
+            would: Decision::Deny,
+            reason: rule_reason("tighter", "TIGHTER"),
+            error: None,
+        },
+        Shadow {
+            would: Decision::Allow,
+            reason: rule_reason("agrees", "AGREES"),
+            error: None,
+        },
+        Shadow {
+            would: Decision::NoOpinion,
+            reason: rule_reason("broken", "BROKEN"),
+            error: Some("no such key".into()),
+        },
+    ]);
+    let (mut policy, _) = entry("policy", Some(verdict), FailurePolicy::Deny);
+    policy.metrics = families.entry(AuthorizerType::Policy, &policy.name);
+    let chain = Chain::new(vec![excluded, policy]).unwrap();
+    let answer = chain
+        .authorize(
+            &test_input::healthz(),
+            Deadline::after(Duration::from_secs(1)),
+        )
+        .await;
+    assert_eq!(answer.decision, Decision::Allow);
+    assert!(!answer.trace[0].is_shadow());
+    let out = text(&registry);
+    for line in [
+        "warrant_shadow_decisions_total{authorizer=\"policy\",rule=\"tighter\",would=\"Deny\"} 1",
+        "warrant_shadow_decisions_total{authorizer=\"policy\",rule=\"agrees\",would=\"Allow\"} 1",
+        "warrant_shadow_decisions_total{authorizer=\"policy\",rule=\"broken\",would=\"Error\"} 1",
+        "warrant_shadow_disagreements_total{authorizer=\"policy\",rule=\"tighter\",would=\"Deny\",chain=\"Allow\"} 1",
+    ] {
+        assert!(out.contains(line), "{line} not in {out}");
+    }
+    assert!(
+        !out.contains("rule=\"agrees\",would=\"Allow\",chain"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("rule=\"broken\",would=\"Error\",chain"),
+        "{out}"
+    );
+    assert!(!out.contains("authorizer=\"elsewhere\""), "{out}");
 }

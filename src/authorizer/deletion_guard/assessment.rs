@@ -135,16 +135,50 @@ pub struct Assessment {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImpactReport {
+    /// The object judged: `namespace/resource.group/name` (`resource.group/name` when
+    /// cluster-scoped).
+    pub target: String,
     /// Running pods affected.
     pub running_pods: u32,
-    /// Services selecting them.
+    /// Services selecting them (the first [`REPORT_NAMES`]; `serviceCount` has them all).
     pub services: Vec<String>,
-    /// Ingresses reaching them or the object.
+    /// How many Services.
+    pub service_count: usize,
+    /// Ingresses reaching them or the object (the first [`REPORT_NAMES`]).
     pub ingresses: Vec<String>,
-    /// Bound PersistentVolumeClaims affected.
+    /// How many Ingresses.
+    pub ingress_count: usize,
+    /// Bound PersistentVolumeClaims affected (the first [`REPORT_NAMES`]).
     pub bound_volumes: Vec<String>,
+    /// How many bound claims.
+    pub bound_volume_count: usize,
     /// Estimated requests per second through the Ingresses.
     pub estimated_qps: u64,
+}
+
+/// The most names a report lists per kind: a Namespace of thousands of claims must not make
+/// every admission response and API server audit event that large.
+pub const REPORT_NAMES: usize = 10;
+
+impl ImpactReport {
+    /// The report of a target's dependents, its name lists cut at [`REPORT_NAMES`].
+    pub fn new(target: String, d: crate::object::Dependents, estimated_qps: u64) -> Self {
+        let first = |mut v: Vec<String>| {
+            v.truncate(REPORT_NAMES);
+            v
+        };
+        Self {
+            target,
+            running_pods: d.running_pods,
+            service_count: d.services.len(),
+            services: first(d.services),
+            ingress_count: d.ingresses.len(),
+            ingresses: first(d.ingresses),
+            bound_volume_count: d.bound_volumes.len(),
+            bound_volumes: first(d.bound_volumes),
+            estimated_qps,
+        }
+    }
 }
 
 impl Assessment {

@@ -51,11 +51,13 @@ impl Finding {
     }
 }
 
-/// The verdict for a finding: Deny for a denial in Enforce mode, NoOpinion otherwise, with the
-/// reason and the assessment.
+/// The verdict for a finding: Deny for a denial, NoOpinion otherwise, with the reason and the
+/// assessment. In Observe mode the verdict is still what enforcing would answer, marked as
+/// observed (`OBSERVED_<CODE>`, `observed, not enforced: `): the guard's entry is then in shadow
+/// mode too (one setting), so the chain records it as `wouldHave` and answers NoOpinion.
 pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
     let denies = finding.code.denies();
-    let decision = if denies && mode == Mode::Enforce {
+    let decision = if denies {
         Decision::Deny
     } else {
         Decision::NoOpinion
@@ -88,13 +90,9 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         protection: risk.protection,
         risk_reasons: risk.reasons,
         ticket: finding.ticket,
-        impact: risk.impact.map(|i| ImpactReport {
-            running_pods: i.dependents.running_pods,
-            services: i.dependents.services,
-            ingresses: i.dependents.ingresses,
-            bound_volumes: i.dependents.bound_volumes,
-            estimated_qps: i.estimated_qps,
-        }),
+        impact: risk
+            .impact
+            .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps)),
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))
 }

@@ -5,7 +5,8 @@
 use super::assessment::GuardCode;
 use super::case::Case;
 use super::conclusion::Finding;
-use crate::config::model::guard::GuardSpec;
+use super::scope::Target;
+use crate::config::model::guard::{GuardSpec, Level};
 
 /// `BREAK_GLASS` when the requester is in a break-glass group.
 pub(super) fn break_glass(spec: &GuardSpec, case: &Case<'_>) -> Option<Finding> {
@@ -27,4 +28,14 @@ pub(super) fn trusted(spec: &GuardSpec, case: &Case<'_>) -> Option<Finding> {
                 && case.risk.protection.is_none_or(|l| l <= trusted.max_level)
         })
         .then(|| Finding::new(GuardCode::Allow, "trusted principal"))
+}
+
+/// Whether the requester is let through whatever the target: a break-glass group member, or a
+/// principal trusted up to `critical`. The validation ring asks this before it reads the
+/// cluster, so that neither depends on the cache.
+pub(super) fn stands_aside_anyway(spec: &GuardSpec, t: &Target<'_>) -> bool {
+    t.groups.iter().any(|g| spec.break_glass_groups.contains(g))
+        || spec.trusted.iter().any(|trusted| {
+            trusted.max_level == Level::Critical && trusted.principals.contains(t.user, t.groups)
+        })
 }

@@ -1,5 +1,6 @@
 //! What the validation ring learns at admission beyond the review: the protection label on the
-//! object and on its namespace, the ticket annotated on the object, what depends on the object
+//! object and on its namespace (for a Namespace's deletion, also the highest one on the objects
+//! it holds), the ticket annotated on the object, what depends on the object
 //! (from the [`ClusterView`]), whether deleting it cascades, and, for an UPDATE, whether it
 //! lowers or removes the protection label (tampering). Gathered once per admission request,
 //! before the risk is scored; an unanswerable view is a [`GuardError`].
@@ -7,7 +8,10 @@
 use super::error::GuardError;
 use super::scope::Target;
 use crate::config::model::guard::{GuardSpec, Level};
-use crate::object::{ClusterView, Dependents, ObjectContext, ObjectRef, Operation, Subject};
+use crate::object::{
+    ClusterView, Dependents, LabelValues, MAX_LABEL_VALUES, ObjectContext, ObjectRef, Operation,
+    Subject,
+};
 
 /// What the validation ring learned about one object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,6 +20,8 @@ pub(super) struct ObjectFacts {
     pub(super) label: Option<LabelLevel>,
     /// The protection label's level on the object's namespace.
     pub(super) namespace_label: Option<LabelLevel>,
+    /// For a Namespace's deletion: the highest protection label on the objects it holds.
+    pub(super) held: Option<Held>,
     /// What depends on the object.
     pub(super) dependents: Dependents,
     /// The ticket id annotated on the object.
@@ -36,6 +42,76 @@ pub(super) struct LabelLevel {
     pub(super) level: Level,
     /// The label value as written.
     pub(super) value: String,
+}
+
+/// The highest protection label among the objects a Namespace holds (its workloads, Services,
+/// Ingresses, claims and running pods), which its deletion takes with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Held {
+    /// The first object carrying the highest level, and how many objects carry that value.
+    Labelled {
+        /// The level and the value written.
+        label: LabelLevel,
+        /// `resource[.group]/name`.
+        object: String,
+        /// How many objects carry the same value.
+        count: u32,
+    },
+    /// More distinct label values than the view lists: not all could be read, so the contents
+    /// are judged at the highest level (never lower than what is there).
+    TooMany,
+}
+
+impl Held {
+    /// The level it gives.
+    pub(super) fn level(&self) -> Level {
+        match self {
+            Held::Labelled { label, .. } => label.level,
+            Held::TooMany => Level::Critical,
+        }
+    }
+
+    /// Why, as a reason names it (`namespace holds deployments.apps/checkout labelled k=v`).
+    pub(super) fn describe(&self, key: &str) -> String {
+        match self {
+            Held::Labelled {
+                label,
+                object,
+                count,
+            } => {
+                let more = match count {
+                    0 | 1 => String::new(),
+                    n => format!(" and {} more", n - 1),
+                };
+                format!(
+                    "namespace holds {object}{more} labelled {key}={}",
+                    label.value
+                )
+            }
+            Held::TooMany => format!(
+                "namespace holds objects with more than {MAX_LABEL_VALUES} values of label {key} (not all read)"
+            ),
+        }
+    }
+}
+
+/// The highest protection level among `found` (the first value giving it, in value order).
+fn highest_held(found: LabelValues) -> Option<Held> {
+    if found.truncated {
+        return Some(Held::TooMany);
+    }
+    let mut best: Option<Held> = None;
+    for v in found.values {
+        let label = read_level(&v.value);
+        if best.as_ref().is_none_or(|b| label.level > b.level()) {
+            best = Some(Held::Labelled {
+                label,
+                object: v.object,
+                count: v.count,
+            });
+        }
+    }
+    best
 }
 
 /// An UPDATE that lowers or removes the protection label.
@@ -73,6 +149,13 @@ pub(super) async fn gather(
             .map(|v| read_level(&v)),
         _ => None,
     };
+    let held = match key {
+        Some(k) if target.is_namespace() && ctx.operation == Operation::Delete => view
+            .labelled_inside(target.name, k)
+            .map(highest_held)
+            .map_err(GuardError::Cluster)?,
+        _ => None,
+    };
     let object_ref = ObjectRef {
         group: target.group,
         resource: target.resource,
@@ -96,12 +179,23 @@ pub(super) async fn gather(
     Ok(Some(ObjectFacts {
         label,
         namespace_label,
+        held,
         dependents,
         annotated_ticket,
         cascade,
         tampering,
         dry_run: ctx.dry_run,
     }))
+}
+
+/// Whether an UPDATE lowers or removes the protection label (what the validation ring judges of
+/// an update; nothing else about it is its business).
+pub(super) fn lowers_label(spec: &GuardSpec, ctx: &ObjectContext) -> bool {
+    spec.objects
+        .protection_label
+        .as_deref()
+        .and_then(|k| lowered(k, ctx.old_object.as_ref(), ctx.object.as_ref()))
+        .is_some()
 }
 
 /// The protection an UPDATE lowers: the stored label's level when the new object carries a
@@ -153,8 +247,17 @@ async fn cascade(
             )));
         }
     }
-    Ok(stored
-        .and_then(Subject::replicas)
-        .filter(|r| *r > 0)
-        .map(|r| format!("{} {} still has {r} replicas", target.resource, target.name)))
+    if let Some(r) = stored.and_then(Subject::replicas) {
+        return Ok(
+            (r > 0).then(|| format!("{} {} still has {r} replicas", target.resource, target.name))
+        );
+    }
+    // A workload without replicas (a DaemonSet, a Job) cascades onto the pods it runs.
+    let workload = matches!(target.group, "apps" | "batch");
+    Ok((workload && dependents.running_pods > 0).then(|| {
+        format!(
+            "{} {} still runs {} pods",
+            target.resource, target.name, dependents.running_pods
+        )
+    }))
 }

@@ -102,7 +102,9 @@ pub(super) fn stage(stage: RateLimitStage, case: &Case<'_>) -> (bool, bool) {
         (None, RateLimitStage::Authorization) => (true, true),
         (None, RateLimitStage::Admission) => (true, false),
         (Some(_), RateLimitStage::Authorization) => (false, false),
-        (Some(f), RateLimitStage::Admission) => (true, !f.dry_run && f.tampering.is_none()),
+        // A label change is no delete: it neither waits on nor spends a delete budget.
+        (Some(f), RateLimitStage::Admission) if f.tampering.is_some() => (false, false),
+        (Some(f), RateLimitStage::Admission) => (true, !f.dry_run),
     }
 }
 

@@ -9,7 +9,9 @@
 //! namespace's (the protected namespace rules and, at admission, the protection label on the
 //! namespace: the higher wins) and the object's (the protected resource rules and, at admission,
 //! the protection label on the object, or for an UPDATE that lowers it the stored level: the
-//! higher wins). The target's protection level, which tickets and trusted principals are measured
+//! higher wins). A Namespace's own label is its namespace side; the objects it holds are its
+//! object side: at admission, the highest protection label among them counts there, as its
+//! deletion deletes them all. The target's protection level, which tickets and trusted principals are measured
 //! against, is the higher of the two.
 
 use super::assessment::RiskLevel;
@@ -38,6 +40,8 @@ pub(super) struct Risk {
 /// What deleting the target takes down, as the report shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Impact {
+    /// The target, `namespace/resource.group/name`.
+    pub(super) target: String,
     /// The dependents found.
     pub(super) dependents: Dependents,
     /// Estimated requests per second reaching the affected pods through an Ingress.
@@ -55,7 +59,7 @@ pub(super) fn assess(
     let mut score = 0;
     let mut reasons = Vec::new();
     let mut add = |points: u32, reason: String| {
-        score += points;
+        score = u32::saturating_add(score, points);
         reasons.push(format!("{reason} +{points}"));
     };
     let sides = [
@@ -75,7 +79,7 @@ pub(super) fn assess(
     if target.verb == "deletecollection" {
         add(w.deletecollection, "deletecollection".into());
     }
-    let impact = facts.map(|f| impact(w, &f.dependents, &mut add));
+    let impact = facts.map(|f| impact(w, target, &f.dependents, &mut add));
     if spec.business_hours.contains(now) {
         add(w.business_hours, "business hours".into());
     }
@@ -89,7 +93,12 @@ pub(super) fn assess(
 }
 
 /// The dependents' share of the score: running pods, Ingresses, bound volumes.
-fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) -> Impact {
+fn impact(
+    w: &RiskWeights,
+    target: &Target<'_>,
+    d: &Dependents,
+    add: &mut impl FnMut(u32, String),
+) -> Impact {
     if d.running_pods >= w.many_pods_at {
         add(
             w.many_pods,
@@ -118,7 +127,12 @@ fn impact(w: &RiskWeights, d: &Dependents, add: &mut impl FnMut(u32, String)) ->
             format!("{} bound volumes affected", d.bound_volumes.len()),
         );
     }
+    let object = kind(target).replacen(' ', "/", 1);
     Impact {
+        target: match (target.namespace, target.is_namespace()) {
+            ("", _) | (_, true) => object,
+            (ns, false) => format!("{ns}/{object}"),
+        },
         dependents: d.clone(),
         estimated_qps,
     }
@@ -159,7 +173,8 @@ fn namespace_side(
 }
 
 /// The object side of the protection: the higher of the protected resource rules and (at
-/// admission) the protection label on the object, or the stored level an UPDATE lowers.
+/// admission) the protection label on the object, or the stored level an UPDATE lowers; for a
+/// Namespace's deletion, the highest protection label on the objects it holds.
 fn object_side(
     spec: &GuardSpec,
     target: &Target<'_>,
@@ -173,6 +188,9 @@ fn object_side(
         && let Some(f) = facts
     {
         own_label(spec, f, &mut side, || kind(target));
+    }
+    if let Some(held) = facts.and_then(|f| f.held.as_ref()) {
+        side.offer(Some(held.level()), || held.describe(label_key(spec)));
     }
     side.0
 }

@@ -88,8 +88,8 @@ fn destructive_target<'a>(spec: &GuardSpec, review: &'a Review) -> Option<Target
 }
 
 /// The target of an admission request the validation ring looks at, before exclusions: a
-/// DELETE of an object, or an UPDATE of one (the ring then only looks for a lowered protection
-/// label); `None` for a subresource.
+/// DELETE of an object, or an UPDATE of one or of its subresource (the ring then only looks for
+/// a lowered protection label); `None` for a DELETE of a subresource.
 fn admission_request_target(review: &Review, operation: Operation) -> Option<Target<'_>> {
     let ra = review.spec().resource_attributes.as_ref()?;
     let verb = ra.verb.as_deref().unwrap_or("");
@@ -97,7 +97,10 @@ fn admission_request_target(review: &Review, operation: Operation) -> Option<Tar
         Operation::Delete => "delete",
         Operation::Update => "update",
     };
-    if verb != expected || ra.subresource.as_deref().is_some_and(|s| !s.is_empty()) {
+    // An UPDATE through a subresource (`/status`, `namespaces/finalize`) can change the labels
+    // too: it is judged like one of the object. A DELETE of a subresource is not the object.
+    let subresource = ra.subresource.as_deref().is_some_and(|s| !s.is_empty());
+    if verb != expected || (subresource && operation == Operation::Delete) {
         return None;
     }
     Some(described(review, verb))

@@ -278,7 +278,9 @@ fn an_unreadable_ticket_source_fails_in_enforce_and_is_observed_in_observe() {
 
     let (decision, message, code, ticket) =
         judged(&guard("Observe", dir.path(), "missing.yaml"), &input);
-    assert_eq!(decision, Decision::NoOpinion);
+    // The guard answers what it would enforce; its entry's shadow mode keeps it out of the
+    // chain's answer (see the chain's tests).
+    assert_eq!(decision, Decision::Deny);
     assert_eq!(code, "OBSERVED_TICKET_SOURCE_UNAVAILABLE");
     assert_eq!(ticket, None);
     assert_eq!(
@@ -378,7 +380,7 @@ fn reasons_carry_the_observe_prefix_and_the_risk_suffix() {
     // A would-be denial.
     let input = delete("staging", "configmaps/x", "alice", &[], None);
     let got = judged(&observe, &input);
-    assert_eq!(got.0, Decision::NoOpinion);
+    assert_eq!(got.0, Decision::Deny);
     assert_eq!(
         got.1,
         "observed, not enforced: a change ticket is required (present it as user extra warrant.dev/ticket) (risk=LOW score=20: high: protected namespace staging +20)"

@@ -12,7 +12,10 @@ use crate::authorizer::{Authorizer, AuthorizerError, Deadline, Input};
 use crate::config::model::guard::{RiskWeights, Thresholds};
 use crate::config::{AuthorizerSpec, FailurePolicy};
 use crate::decision::Decision;
-use crate::object::{ClusterView, Dependents, ObjectRef, Subject, ViewError, ViewFuture};
+use crate::object::{
+    ClusterView, Dependents, LabelValue, LabelValues, MAX_LABEL_VALUES, ObjectRef, Subject,
+    ViewError, ViewFuture,
+};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -33,12 +36,14 @@ tickets:
 - {id: CHG-PENDING, status: Pending, approvers: [a, b], expires: "2027-01-01T00:00:00Z"}
 "#;
 
-/// The cluster as a fixture: every namespace carries `namespace_level` (when set), every
-/// target has `dependents`, every CRD `remaining` objects; `not_ready` fails every question.
+/// The cluster as a fixture: every namespace carries `namespace_level` (when set) and holds the
+/// `labelled` objects, every target has `dependents`, every CRD `remaining` objects;
+/// `not_ready` fails every question.
 #[derive(Debug, Default, Clone)]
 struct Fixed {
     not_ready: Option<&'static str>,
     namespace_level: Option<&'static str>,
+    labelled: LabelValues,
     dependents: Dependents,
     remaining: u64,
 }
@@ -61,6 +66,12 @@ impl ClusterView for Fixed {
         self.check()?;
         assert_eq!(key, LABEL);
         Ok(self.namespace_level.map(str::to_owned))
+    }
+
+    fn labelled_inside(&self, namespace: &str, key: &str) -> Result<LabelValues, ViewError> {
+        self.check()?;
+        assert_eq!((namespace, key), ("shop", LABEL));
+        Ok(self.labelled.clone())
     }
 
     fn dependents(&self, _: &ObjectRef<'_>, _: Option<&Subject>) -> Result<Dependents, ViewError> {
@@ -316,8 +327,10 @@ fn the_risk_model_point_for_point() {
     assert_eq!(j.assessment["riskReasons"], json!(reasons(&parts)));
     assert_eq!(
         j.assessment["impact"],
-        json!({"runningPods": 25, "services": ["shop/web"], "ingresses": ["shop/web"],
-               "boundVolumes": ["shop/data"], "estimatedQps": qps})
+        json!({"target": "shop/deployments.apps/web", "runningPods": 25,
+               "services": ["shop/web"], "serviceCount": 1, "ingresses": ["shop/web"],
+               "ingressCount": 1, "boundVolumes": ["shop/data"], "boundVolumeCount": 1,
+               "estimatedQps": qps})
     );
     assert!(
         j.message.ends_with(&format!(
@@ -671,6 +684,138 @@ fn namespace_delete(level: Option<&str>, ticket: Option<&str>) -> Request {
         name: "shop",
         ..Request::delete(namespace_object(level, ticket))
     }
+}
+
+/// `(value, object, count)` as the view lists the labelled objects of a namespace.
+fn holding(values: &[(&str, &str, u32)]) -> Fixed {
+    let values = values
+        .iter()
+        .map(|(value, object, count)| LabelValue {
+            value: (*value).to_owned(),
+            object: (*object).to_owned(),
+            count: *count,
+        })
+        .collect();
+    Fixed {
+        labelled: LabelValues {
+            values,
+            truncated: false,
+        },
+        ..Fixed::default()
+    }
+}
+
+/// Deleting a Namespace deletes what it holds: an unlabelled namespace holding a Deployment
+/// labelled critical (no replicas, no pods) is judged critical on its object side, naming the
+/// Deployment, and needs a ticket for critical.
+#[test]
+fn a_namespace_holding_a_labelled_object_is_judged_at_its_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let w = RiskWeights::default();
+    let view = holding(&[
+        ("critical", "deployments.apps/checkout", 1),
+        ("high", "services/web", 2),
+        ("gold", "persistentvolumeclaims/data", 1),
+    ]);
+    let j = judge(&g, &namespace_delete(None, None), &view, IN_HOURS);
+    let parts = [
+        (
+            format!(
+                "critical: namespace holds deployments.apps/checkout labelled {LABEL}=critical"
+            ),
+            w.critical,
+        ),
+        ("namespace deletion".to_owned(), w.namespace_deletion),
+        ("business hours".to_owned(), w.business_hours),
+    ];
+    let score: u32 = parts.iter().map(|(_, p)| p).sum();
+    assert_eq!(j.assessment["riskReasons"], json!(reasons(&parts)));
+    assert_eq!(j.assessment["riskScore"], score);
+    assert_eq!(j.assessment["riskLevel"], grade(score));
+    assert_eq!(j.assessment["protection"], "critical");
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::Deny, "MISSING_TICKET")
+    );
+    assert!(
+        j.message
+            .contains("namespace holds deployments.apps/checkout"),
+        "{}",
+        j.message
+    );
+    // A ticket approved for critical, annotated on the namespace, lets it through.
+    let j = judge(&g, &namespace_delete(None, Some("CHG-1")), &view, IN_HOURS);
+    assert_eq!(j.decision, Decision::NoOpinion, "{}", j.message);
+    assert_eq!(j.assessment["ticket"], "CHG-1");
+    // The namespace's own label is the other side: both add up.
+    let j = judge(
+        &g,
+        &namespace_delete(Some("high"), None),
+        &view,
+        OUT_OF_HOURS,
+    );
+    assert_eq!(
+        j.assessment["riskScore"],
+        w.high + w.critical + w.namespace_deletion
+    );
+    assert_eq!(
+        j.assessment["riskReasons"][0],
+        format!("high: label {LABEL}=high on namespace shop +{}", w.high)
+    );
+}
+
+/// Values read as levels case-insensitively, unknown ones as standard; several objects with the
+/// highest value are counted; more values than the view lists are judged critical.
+#[test]
+fn the_highest_held_label_wins_and_too_many_values_read_as_critical() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let w = RiskWeights::default();
+    let reason = |view: &Fixed| {
+        let j = judge(&g, &namespace_delete(None, None), view, OUT_OF_HOURS);
+        j.assessment["riskReasons"][0].as_str().unwrap().to_owned()
+    };
+    let view = holding(&[
+        ("High", "deployments.apps/a", 3),
+        ("gold", "deployments.apps/b", 1),
+        ("high", "services/c", 1),
+    ]);
+    assert_eq!(
+        reason(&view),
+        format!(
+            "high: namespace holds deployments.apps/a and 2 more labelled {LABEL}=High +{}",
+            w.high
+        )
+    );
+    let unknown = holding(&[("gold", "jobs.batch/b", 1)]);
+    assert_eq!(
+        reason(&unknown),
+        format!(
+            "standard: namespace holds jobs.batch/b labelled {LABEL}=gold +{}",
+            w.level(crate::config::model::guard::Level::Standard)
+        )
+    );
+    let mut many = holding(&[("standard", "pods/p", 1)]);
+    many.labelled.truncated = true;
+    assert_eq!(
+        reason(&many),
+        format!(
+            "critical: namespace holds objects with more than {MAX_LABEL_VALUES} values of label {LABEL} (not all read) +{}",
+            w.critical
+        )
+    );
+    // Lowering the namespace's own label is an update: its contents are not asked about.
+    let lowered = Request {
+        new: Some(namespace_object(None, None)),
+        operation: "UPDATE",
+        ..namespace_delete(Some("high"), None)
+    };
+    let j = judge(&g, &lowered, &view, OUT_OF_HOURS);
+    assert_eq!(
+        j.assessment["riskReasons"],
+        json!([format!("high: label {LABEL} lowered +{}", w.high)])
+    );
 }
 
 #[test]
@@ -1067,9 +1212,11 @@ fn observe_mode_admits_and_records_what_it_would_refuse() {
         &view,
         IN_HOURS,
     );
+    // The guard answers what it would enforce, marked observed; its entry's shadow mode (one
+    // setting with guard.mode) keeps that out of the chain's answer, which admits.
     assert_eq!(
         (j.decision, j.code.as_str()),
-        (Decision::NoOpinion, "OBSERVED_MISSING_TICKET")
+        (Decision::Deny, "OBSERVED_MISSING_TICKET")
     );
     assert!(
         j.message
@@ -1117,7 +1264,7 @@ fn an_unanswerable_view_is_a_failure_in_enforce_and_an_observation_in_observe() 
     let j = block_on(try_judge(&observe, &input)).unwrap().unwrap();
     assert_eq!(
         (j.decision, j.code.as_str()),
-        (Decision::NoOpinion, "OBSERVED_CLUSTER_UNAVAILABLE")
+        (Decision::Deny, "OBSERVED_CLUSTER_UNAVAILABLE")
     );
     assert!(j.observed);
     assert!(
@@ -1161,4 +1308,173 @@ fn break_glass_trusted_and_excluded_requesters_at_admission() {
         (Decision::NoOpinion, "EXCLUDED")
     );
     assert!(j.annotations.is_empty());
+}
+
+/// Issue 16: through the chain, a guard in Observe is a shadow entry: its would-be refusal is
+/// recorded (`wouldHave` Deny), the validation ring admits, and the observed detail stays on
+/// the step for the admission warnings.
+#[test]
+fn observe_mode_through_the_chain_admits() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tickets.yaml"), TICKETS).unwrap();
+    let yaml = format!(
+        "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n    mode: Observe\n    protectionLabel: {LABEL}\n    tickets: {{file: tickets.yaml}}\n"
+    );
+    let file = dir.path().join("authz.yaml");
+    let loaded = crate::config::parse(&file.to_string_lossy(), yaml.as_bytes()).unwrap();
+    let chain = crate::authorizer::Chain::build(&loaded.config).unwrap();
+    let view = Fixed {
+        dependents: served_by(25),
+        ..Fixed::default()
+    };
+    let input = Request::delete(web(Some("critical"), None)).input(&view, IN_HOURS);
+    let answer = block_on(chain.admit(&input, Deadline::after(Duration::from_secs(5))));
+    assert_eq!(answer.decision, Decision::NoOpinion);
+    let step = &answer.trace[0];
+    assert!(step.is_shadow());
+    assert_eq!(
+        (step.decision(), step.would_have()),
+        (Decision::NoOpinion, Decision::Deny)
+    );
+    let crate::authorizer::StepOutcome::Verdict(v) = &step.outcome else {
+        panic!("{:?}", step.outcome)
+    };
+    assert!(v.detail.as_ref().unwrap().observed_denial());
+    assert_eq!(
+        v.reason.as_ref().unwrap().code.as_ref().unwrap().as_str(),
+        "OBSERVED_MISSING_TICKET"
+    );
+}
+
+/// Review finding H2: break-glass (and a principal trusted at every level) needs no fact about
+/// the object, so it stands aside even while the cluster view cannot answer.
+#[test]
+fn break_glass_stands_aside_while_the_view_cannot_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    breakGlassGroups: [sre-break-glass]\n    trusted: [{users: [deployer], maxLevel: critical}, {users: [ci], maxLevel: high}]\n",
+    );
+    let broken = Fixed {
+        not_ready: Some("watch on pods has not listed"),
+        ..Fixed::default()
+    };
+    let glass = Request {
+        groups: vec!["sre-break-glass"],
+        ..Request::delete(web(Some("critical"), None))
+    };
+    assert_eq!(judge(&g, &glass, &broken, IN_HOURS).code, "BREAK_GLASS");
+    let trusted = Request {
+        user: "deployer",
+        ..Request::delete(web(Some("critical"), None))
+    };
+    assert_eq!(judge(&g, &trusted, &broken, IN_HOURS).code, "ALLOW");
+    // Trusted only up to high: whether it covers the target depends on the object's facts.
+    let ci = Request {
+        user: "ci",
+        ..Request::delete(web(Some("critical"), None))
+    };
+    let err = block_on(try_judge(&g, &ci.input(&broken, IN_HOURS))).unwrap_err();
+    assert!(err.to_string().contains("not listed"), "{err}");
+}
+
+/// Review finding H3: an UPDATE through `/status` keeps metadata changes for most kinds, so a
+/// label lowered there is judged like one lowered on the object.
+#[test]
+fn lowering_the_label_through_the_status_subresource_needs_a_ticket() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let view = Fixed::default();
+    let request = Request::update(web(Some("critical"), None), web(None, None));
+    let mut input = request.input(&view, IN_HOURS);
+    let mut spec = input.review.spec().clone();
+    if let Some(ra) = spec.resource_attributes.as_mut() {
+        ra.subresource = Some("status".into());
+    }
+    input.review = crate::review::Review::new(input.review.version(), spec).unwrap();
+    let j = block_on(try_judge(&g, &input)).unwrap().unwrap();
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::Deny, "MISSING_TICKET")
+    );
+}
+
+/// Review finding L4: a workload without replicas (a DaemonSet) cascades onto its pods.
+#[test]
+fn a_daemon_set_running_pods_cascades() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "    cascadeProtection: true\n");
+    let view = Fixed {
+        dependents: Dependents {
+            running_pods: 3,
+            ..Dependents::default()
+        },
+        ..Fixed::default()
+    };
+    let ds = json!({"kind": "DaemonSet", "metadata": {"name": "web", "namespace": "shop"}});
+    let request = Request {
+        resource: "daemonsets",
+        ..Request::delete(ds)
+    };
+    let j = judge(&g, &request, &view, IN_HOURS);
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::Deny, "CASCADE_BLOCKED")
+    );
+    assert!(j.message.contains("still runs 3 pods"), "{}", j.message);
+}
+
+/// Review finding L3: a label change is not a delete: an empty delete budget does not stop a
+/// ticketed label change.
+#[test]
+fn a_label_change_neither_waits_on_nor_spends_a_delete_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    rateLimitStage: Admission\n    rateLimits: [{group: apps, resource: deployments, count: 1, per: 1h}]\n",
+    );
+    let view = Fixed::default();
+    let delete = Request::delete(web(None, None));
+    assert_eq!(judge(&g, &delete, &view, IN_HOURS).code, "ALLOW");
+    assert_eq!(judge(&g, &delete, &view, IN_HOURS).code, "RATE_LIMITED");
+    let ticketed = Request::update(web(Some("high"), Some("CHG-1")), web(None, Some("CHG-1")));
+    let j = judge(&g, &ticketed, &view, IN_HOURS);
+    assert_eq!(
+        (j.decision, j.code.as_str()),
+        (Decision::NoOpinion, "ALLOW")
+    );
+}
+
+/// Review finding M6: the report lists at most ten names per kind, with the counts.
+#[test]
+fn the_report_lists_ten_names_per_kind_and_counts_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let names = |prefix: &str| (0..25).map(|i| format!("shop/{prefix}-{i:02}")).collect();
+    let view = Fixed {
+        dependents: Dependents {
+            running_pods: 25,
+            ingress_pods: 25,
+            services: names("svc"),
+            ingresses: names("ing"),
+            bound_volumes: names("pvc"),
+        },
+        ..Fixed::default()
+    };
+    let j = judge(
+        &g,
+        &Request::delete(web(Some("critical"), None)),
+        &view,
+        IN_HOURS,
+    );
+    let impact = &j.assessment["impact"];
+    assert_eq!(impact["target"], "shop/deployments.apps/web");
+    for (list, count) in [
+        ("services", "serviceCount"),
+        ("ingresses", "ingressCount"),
+        ("boundVolumes", "boundVolumeCount"),
+    ] {
+        assert_eq!(impact[list].as_array().unwrap().len(), 10, "{list}");
+        assert_eq!(impact[count], 25, "{count}");
+    }
 }

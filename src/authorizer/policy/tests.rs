@@ -2,6 +2,7 @@ use super::*;
 use crate::authorizer::test_input;
 use crate::cel::{EvalError, Expression, Variables};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
+use crate::decision::{Decision, Verdict};
 use crate::names::RuleName;
 use std::error::Error as _;
 use std::time::Duration;
@@ -14,7 +15,86 @@ fn rule(name: &str, effect: Effect, source: &str) -> PolicyRule {
         expression: Expression::compile(source, Variables::RequestAndNow).unwrap(),
         message: format!("{name} matched"),
         code: None,
+        mode: crate::config::Mode::Enforce,
     }
+}
+
+#[track_caller]
+fn shadow(name: &str, effect: Effect, source: &str) -> PolicyRule {
+    PolicyRule {
+        mode: crate::config::Mode::Observe,
+        ..rule(name, effect, source)
+    }
+}
+
+fn judge(rules: Vec<PolicyRule>) -> Result<Verdict, AuthorizerError> {
+    let policy = Policy::new(
+        &PolicySpec { rules },
+        &crate::names::AuthorizerName::new("tenants").unwrap(),
+        &Default::default(),
+    );
+    policy.judge(
+        &test_input::healthz(),
+        Deadline::after(Duration::from_secs(5)),
+    )
+}
+
+/// Issue 16: a rule in Observe mode that matches is recorded and skipped; the enforcing rules
+/// decide as if it were absent.
+#[test]
+fn a_shadow_rule_is_recorded_and_skipped() {
+    let v = judge(vec![
+        shadow("tighter", Effect::Deny, "request.user == 'jane'"),
+        shadow("not-jane", Effect::Deny, "request.user == 'joe'"),
+        rule("jane-ok", Effect::Allow, "request.user == 'jane'"),
+    ])
+    .unwrap();
+    assert_eq!(v.decision, Decision::Allow);
+    assert_eq!(
+        v.reason.as_ref().unwrap().rule.as_ref().unwrap().as_str(),
+        "jane-ok"
+    );
+    assert_eq!(v.shadows.len(), 1);
+    assert_eq!(v.shadows[0].would, Decision::Deny);
+    assert_eq!(v.shadows[0].would_label(), "Deny");
+    assert_eq!(
+        v.shadows[0].reason.rule.as_ref().unwrap().as_str(),
+        "tighter"
+    );
+    // Without an enforcing match the policy stands aside, still reporting the shadow.
+    let v = judge(vec![shadow(
+        "allow-jane",
+        Effect::Allow,
+        "request.user == 'jane'",
+    )])
+    .unwrap();
+    assert_eq!(v.decision, Decision::NoOpinion);
+    assert_eq!(v.shadows[0].would, Decision::Allow);
+}
+
+/// A shadow rule that fails to evaluate never fails the policy: it is recorded with its error.
+#[test]
+fn a_failing_shadow_rule_never_fails_the_policy() {
+    let v = judge(vec![
+        shadow(
+            "broken",
+            Effect::Deny,
+            "request.resourceAttributes.verb == 'delete'",
+        ),
+        rule("never", Effect::Deny, "false"),
+    ])
+    .unwrap();
+    assert_eq!(v.decision, Decision::NoOpinion);
+    assert_eq!(v.shadows[0].would_label(), "Error");
+    assert!(
+        v.shadows[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("no such key: resourceAttributes"),
+        "{:?}",
+        v.shadows
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! from [`crate::config::schema::guard`]). What the guard does with them at run time belongs to
 //! `authorizer::deletion_guard`.
 
+pub use super::mode::Mode;
 use super::pattern::{self, Pattern};
 use super::window::{Freeze, Weekly};
 use chrono_tz::Tz;
@@ -38,25 +39,6 @@ impl Level {
             "high" => Some(Level::High),
             "critical" => Some(Level::Critical),
             _ => None,
-        }
-    }
-}
-
-/// `Enforce` denies; `Observe` only records what it would deny.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum Mode {
-    /// Would-be denials are denials.
-    Enforce,
-    /// Everything is evaluated, the answer is always NoOpinion.
-    Observe,
-}
-
-impl Mode {
-    /// The spelling in files and metric labels.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Enforce => "Enforce",
-            Mode::Observe => "Observe",
         }
     }
 }

@@ -1,5 +1,5 @@
 //! One `authorizers[]` entry: its `type` (parsed once into an [`AuthorizerType`]), its `name`,
-//! warrant's entry-level `failurePolicy` and `matchConditions`, the cross-field rules (each
+//! warrant's entry-level `failurePolicy`, `mode` and `matchConditions`, the cross-field rules (each
 //! block only on its own type, names and types unique), and the assembled
 //! [`AuthorizerConfig`]. Mirrors the per-authorizer loop of `ValidateAuthorizationConfiguration`
 //! in `k8s.io/apiserver/pkg/apis/apiserver/validation/validation.go`, plus kube-apiserver's
@@ -8,13 +8,13 @@
 //! [`super::match_conditions`].
 
 use super::{
-    Checker, Flavour, guard, invalid, line, match_conditions, parse_failure_policy, policy,
-    warrant_only, webhook,
+    Checker, Flavour, guard, invalid, line, match_conditions, parse_failure_policy, parse_mode,
+    policy, warrant_only, webhook,
 };
 use crate::cel::Expression;
 use crate::config::error::ErrorKind;
 use crate::config::model::{
-    AuthorizerConfig, AuthorizerSpec, AuthorizerType, FailurePolicy, WebhookConfig,
+    AuthorizerConfig, AuthorizerSpec, AuthorizerType, FailurePolicy, Mode, WebhookConfig,
 };
 use crate::config::schema::{self, At};
 use crate::names::{AuthorizerName, NameError};
@@ -136,6 +136,7 @@ pub(super) fn check(
     let name = check_name(c, &e, a.name.as_ref(), ty, &mut claims.names);
     let webhook = check_webhook(c, &e, a.webhook.as_ref(), ty);
     let mut failure_policy = check_failure_policy(c, &e, a.failure_policy.as_ref(), ty);
+    let mode = check_mode(c, &e, a.mode.as_ref(), a.guard.as_ref(), spec.as_mut());
     check_match_conditions_field(c, &e, a.match_conditions.as_ref(), ty);
     let match_conditions = match_conditions(c, &e, &a, ty);
     if let Some((settings, policy)) = webhook {
@@ -148,6 +149,7 @@ pub(super) fn check(
     Some(AuthorizerConfig {
         name: name?,
         failure_policy,
+        mode,
         spec: spec?,
         match_conditions,
     })
@@ -375,6 +377,53 @@ fn check_failure_policy(
         return p;
     }
     FailurePolicy::Deny
+}
+
+/// warrant's entry-level `mode` (default Enforce), refused in an upstream file. A DeletionGuard's
+/// `guard.mode` is the same setting under its older name: either may be given, both only if they
+/// agree, and the guard's settings carry the result so that its codes (`OBSERVED_<CODE>`) and
+/// metrics follow the entry.
+fn check_mode(
+    c: &mut Checker,
+    e: &Entry,
+    m: Option<&At<String>>,
+    guard_block: Option<&At<schema::guard::GuardFile>>,
+    spec: Option<&mut AuthorizerSpec>,
+) -> Mode {
+    let path = e.path("mode");
+    let entry = match m {
+        None => None,
+        Some(m) if e.flavour == Flavour::Upstream => {
+            c.push(line(m), path.clone(), warrant_only("mode"));
+            None
+        }
+        Some(m) => parse_mode(c, line(m), &path, &m.value),
+    };
+    let Some(AuthorizerSpec::DeletionGuard(g)) = spec else {
+        return entry.unwrap_or_default();
+    };
+    let written = guard_block.and_then(|b| b.value.mode.as_ref());
+    match (entry, m, written) {
+        (Some(mode), Some(m), Some(w)) if w.value != mode.as_str() => {
+            c.push(
+                line(m),
+                path,
+                invalid(
+                    &m.value,
+                    format!(
+                        "disagrees with guard.mode {:?}; they are one setting, give either",
+                        w.value
+                    ),
+                ),
+            );
+            g.mode
+        }
+        (Some(mode), _, _) => {
+            g.mode = mode;
+            mode
+        }
+        (None, _, _) => g.mode,
+    }
 }
 
 /// warrant's entry-level `matchConditions`: refused in an upstream file and on a Webhook,

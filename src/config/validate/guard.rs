@@ -3,7 +3,7 @@
 //! against the configuration file's directory. Control-plane exclusions are always added. One
 //! function per block of the file, called in file order by [`check`].
 
-use super::{Checker, invalid, line};
+use super::{Checker, invalid, line, parse_mode};
 use crate::config::duration::GoDuration;
 use crate::config::error::ErrorKind;
 use crate::config::model::guard::*;
@@ -89,24 +89,13 @@ pub(super) fn check(
     })
 }
 
-/// `mode`: `Enforce` (default) or `Observe`.
+/// `mode`: `Enforce` (default) or `Observe`. The entry's own `mode` is the same setting
+/// (`entry::check` reconciles the two).
 fn mode(c: &mut Checker, p: &str, f: &GuardFile) -> Mode {
-    match f.mode.as_ref().map(|m| (m.value.as_str(), line(m))) {
-        None | Some(("Enforce", _)) => Mode::Enforce,
-        Some(("Observe", _)) => Mode::Observe,
-        Some((other, l)) => {
-            c.push(
-                l,
-                format!("{p}.mode"),
-                ErrorKind::NotSupported {
-                    value: other.into(),
-                    supported: vec!["Enforce", "Observe"],
-                    detail: None,
-                },
-            );
-            Mode::Enforce
-        }
-    }
+    f.mode
+        .as_ref()
+        .and_then(|m| parse_mode(c, line(m), &format!("{p}.mode"), &m.value))
+        .unwrap_or_default()
 }
 
 /// `timeZone`: an IANA zone, default UTC.

@@ -1,11 +1,11 @@
 //! The `policy` block of a `Policy` authorizer: at least one rule, unique rule names, an effect,
-//! an expression that compiles to a bool over `request` and `now`, a message, and an optional
-//! code.
+//! an expression that compiles to a bool over `request` and `now`, a message, an optional code
+//! and an optional `mode` (`Observe`: the rule is only recorded when it matches).
 
-use super::{Checker, invalid, line};
+use super::{Checker, invalid, line, parse_mode};
 use crate::cel::{Expression, Variables};
 use crate::config::error::ErrorKind;
-use crate::config::model::{Effect, PolicyRule, PolicySpec};
+use crate::config::model::{Effect, Mode, PolicyRule, PolicySpec};
 use crate::config::schema::{self, At};
 use crate::names::{Code, NameError, RuleName};
 use std::collections::HashSet;
@@ -79,12 +79,22 @@ fn check_rule(
     let expression = check_expression(c, p, rl, rule.expression.as_ref());
     let message = check_message(c, p, rl, rule.message.as_ref());
     let code = check_code(c, p, rule.code.as_ref());
+    let mode = match &rule.mode {
+        None => Some(Mode::Enforce),
+        Some(m) => parse_mode(c, line(m), &format!("{p}.mode"), &m.value),
+    };
+    if let (Some(Effect::Allow), Some(e)) = (effect, &expression)
+        && !e.reads_verb()
+    {
+        c.warn(rl, format!("{p}.expression"), UNCONSTRAINED_VERB);
+    }
     Some(PolicyRule {
         name: name?,
         effect: effect?,
         expression: expression?,
         message: message?,
         code: code?,
+        mode: mode?,
     })
 }
 
@@ -111,6 +121,9 @@ fn check_name(
     }
     None
 }
+
+/// The warning for an Allow rule that reads no verb.
+const UNCONSTRAINED_VERB: &str = "this Allow rule constrains no verb, so it also grants verbs it was not written for, including those Kubernetes adds: 1.36's constrained impersonation (impersonate:user-info, impersonate:serviceaccount, impersonate:arbitrary-node, impersonate:associated-node, impersonate-on:<mode>:<verb>) and DRA's associated-node:<verb> / arbitrary-node:<verb>; test request.resourceAttributes.verb (or nonResourceAttributes.verb)";
 
 /// The effects, in the order `Unsupported value` lists them.
 const EFFECTS: [Effect; 2] = [Effect::Allow, Effect::Deny];

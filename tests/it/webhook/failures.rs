@@ -362,3 +362,51 @@ async fn the_review_deadline_bounds_upstream_backoff() {
     assert_eq!(fail_open(&w, "error").await, 0.0);
     w.stop().await;
 }
+
+/// Issue 16: a Webhook in shadow mode (`mode: Observe`) is called on every review and its
+/// would-be answer is recorded, but neither its Deny nor its failure (under failurePolicy Deny)
+/// ever changes the answer: the next entry decides and no evaluationError is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_16_a_shadow_webhook_never_changes_the_answer() {
+    let fault = FaultServer::start(None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = write_kubeconfig(
+        dir.path(),
+        "kc.yaml",
+        &Kube::new(fault.url("/"), &fault.ca.cert_pem),
+    );
+    let config = webhook_config(&kc, "", "- type: AlwaysAllow\n  name: allow-all\n")
+        .replace("  name: opa\n", "  name: opa\n  mode: Observe\n")
+        .replace("failurePolicy: NoOpinion", "failurePolicy: Deny");
+    let w = front(config).await;
+    // The downstream denies: recorded, not answered.
+    fault.always(Behaviour::status(false, true, "downstream says no"));
+    let st = ask(&w, &review("alice", "kittensandponies")).await;
+    assert_eq!(st["allowed"], true, "{st}");
+    assert!(st.get("evaluationError").is_none(), "{st}");
+    assert_eq!(fault.take_calls(), 1);
+    // The downstream fails (5 attempts); failurePolicy Deny would deny; the answer stays Allow.
+    fault.always(Behaviour::text(500, "boom"));
+    let st = ask(&w, &review("bob", "kittensandponies")).await;
+    assert_eq!(st["allowed"], true, "{st}");
+    assert!(st.get("evaluationError").is_none(), "{st}");
+    assert!(st.get("reason").is_none(), "{st}");
+    assert_eq!(fault.take_calls(), 5);
+    for (series, want) in [
+        (
+            "warrant_shadow_decisions_total{authorizer=\"opa\",rule=\"\",would=\"Deny\"}",
+            2.0,
+        ),
+        (
+            "warrant_shadow_disagreements_total{authorizer=\"opa\",rule=\"\",would=\"Deny\",chain=\"Allow\"}",
+            2.0,
+        ),
+        (
+            "warrant_authorization_attempts_total{result=\"allowed\"}",
+            2.0,
+        ),
+    ] {
+        assert_eq!(sample(&w, series).await, want, "{series}");
+    }
+    w.stop().await;
+}

@@ -53,7 +53,12 @@ pub(super) fn rate_limit_stage(c: &mut Checker, p: &str, f: &GuardFile) -> RateL
     }
 }
 
-/// `riskWeights`: every weight defaults to the model; `manyPodsAt` must be at least 1.
+/// The largest weight: scores stay far from overflow, and no factor outweighs the thresholds'
+/// range a thousandfold.
+const MAX_WEIGHT: u32 = 1000;
+
+/// `riskWeights`: every weight defaults to the model and is at most [`MAX_WEIGHT`];
+/// `manyPodsAt` must be at least 1.
 pub(super) fn weights(c: &mut Checker, p: &str, w: Option<&At<RiskWeightsFile>>) -> RiskWeights {
     let d = RiskWeights::default();
     let Some(w) = w else { return d };
@@ -71,6 +76,26 @@ pub(super) fn weights(c: &mut Checker, p: &str, w: Option<&At<RiskWeightsFile>>)
         business_hours: v.business_hours.unwrap_or(d.business_hours),
         qps_per_pod: v.qps_per_pod.unwrap_or(d.qps_per_pod),
     };
+    let weights = [
+        ("critical", out.critical),
+        ("high", out.high),
+        ("namespaceDeletion", out.namespace_deletion),
+        ("deletecollection", out.deletecollection),
+        ("manyPods", out.many_pods),
+        ("somePods", out.some_pods),
+        ("ingress", out.ingress),
+        ("boundVolumes", out.bound_volumes),
+        ("businessHours", out.business_hours),
+    ];
+    for (field, v) in weights {
+        if v > MAX_WEIGHT {
+            c.push(
+                line(w),
+                format!("{p}.riskWeights.{field}"),
+                invalid(&v.to_string(), format!("must be at most {MAX_WEIGHT}")),
+            );
+        }
+    }
     if out.many_pods_at == 0 {
         c.push(
             line(w),

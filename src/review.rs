@@ -11,6 +11,7 @@ mod decode;
 mod decoded;
 mod error;
 mod json_object;
+mod omit_empty;
 mod request;
 mod response;
 mod version;

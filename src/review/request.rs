@@ -2,13 +2,13 @@
 //! canonical JSON of the v1 spec that downstream caches key on.
 //!
 //! Go's encoder omits empty strings, lists and maps (`omitempty` on every spec field of
-//! `k8s.io/api/authorization/{v1,v1beta1}/types.go`), so a spec with no user encodes as
-//! `{"nonResourceAttributes":{}}`; the shims here do the same. v1beta1 spells the groups `group`.
+//! `k8s.io/api/authorization/{v1,v1beta1}/types.go`, the attributes' fields included), so a spec
+//! with no user encodes as `{"nonResourceAttributes":{}}`; the shims here (and
+//! [`super::omit_empty`] for the attributes) do the same. v1beta1 spells the groups `group`.
 
+use super::omit_empty::{self, NonResource, Resource};
 use super::version::ApiVersion;
-use k8s_openapi::api::authorization::v1::{
-    NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec,
-};
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -29,9 +29,9 @@ fn empty_map(m: &Option<BTreeMap<String, Vec<String>>>) -> bool {
 #[serde(rename_all = "camelCase")]
 struct V1Spec<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    resource_attributes: Option<&'a ResourceAttributes>,
+    resource_attributes: Option<Resource<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    non_resource_attributes: Option<&'a NonResourceAttributes>,
+    non_resource_attributes: Option<NonResource<'a>>,
     #[serde(skip_serializing_if = "empty_str")]
     user: &'a Option<String>,
     #[serde(skip_serializing_if = "empty_list")]
@@ -47,9 +47,9 @@ struct V1Spec<'a> {
 #[serde(rename_all = "camelCase")]
 struct V1beta1Spec<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    resource_attributes: Option<&'a ResourceAttributes>,
+    resource_attributes: Option<Resource<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    non_resource_attributes: Option<&'a NonResourceAttributes>,
+    non_resource_attributes: Option<NonResource<'a>>,
     #[serde(skip_serializing_if = "empty_str")]
     user: &'a Option<String>,
     #[serde(skip_serializing_if = "empty_list")]
@@ -62,8 +62,11 @@ struct V1beta1Spec<'a> {
 
 fn v1(spec: &SubjectAccessReviewSpec) -> V1Spec<'_> {
     V1Spec {
-        resource_attributes: spec.resource_attributes.as_ref(),
-        non_resource_attributes: spec.non_resource_attributes.as_ref(),
+        resource_attributes: spec.resource_attributes.as_ref().map(omit_empty::resource),
+        non_resource_attributes: spec
+            .non_resource_attributes
+            .as_ref()
+            .map(omit_empty::non_resource),
         user: &spec.user,
         groups: &spec.groups,
         extra: &spec.extra,
@@ -112,8 +115,11 @@ pub fn encode_request(version: ApiVersion, spec: &SubjectAccessReviewSpec) -> Ve
             kind: "SubjectAccessReview",
             metadata: Empty {},
             spec: V1beta1Spec {
-                resource_attributes: spec.resource_attributes.as_ref(),
-                non_resource_attributes: spec.non_resource_attributes.as_ref(),
+                resource_attributes: spec.resource_attributes.as_ref().map(omit_empty::resource),
+                non_resource_attributes: spec
+                    .non_resource_attributes
+                    .as_ref()
+                    .map(omit_empty::non_resource),
                 user: &spec.user,
                 group: &spec.groups,
                 extra: &spec.extra,
@@ -128,6 +134,12 @@ pub fn encode_request(version: ApiVersion, spec: &SubjectAccessReviewSpec) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::api::authorization::v1::{
+        FieldSelectorAttributes, LabelSelectorAttributes, NonResourceAttributes, ResourceAttributes,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+        FieldSelectorRequirement, LabelSelectorRequirement,
+    };
 
     fn nonresource(user: Option<&str>) -> SubjectAccessReviewSpec {
         SubjectAccessReviewSpec {
@@ -171,6 +183,92 @@ mod tests {
         assert_eq!(
             canonical_spec_json(&spec),
             r#"{"nonResourceAttributes":{},"user":"jane","groups":["b","a"]}"#
+        );
+    }
+
+    /// Found by the property `webhook_cache_key_stable_across_encodings`: an attribute spelled
+    /// as `""` (or an empty selector list) and the same attribute omitted decode alike but gave
+    /// two cache keys (and two downstream bodies). Go's encoder omits both, so upstream keys
+    /// them alike; so does warrant now, in Go's field order.
+    #[test]
+    fn cache_key_same_for_empty_attributes_spelled_or_omitted() {
+        let spelled = SubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                namespace: Some(String::new()),
+                verb: Some("list".into()),
+                group: Some(String::new()),
+                version: Some("v1".into()),
+                resource: Some("pods".into()),
+                subresource: Some(String::new()),
+                name: Some(String::new()),
+                field_selector: Some(FieldSelectorAttributes {
+                    raw_selector: Some(String::new()),
+                    requirements: Some(vec![FieldSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "Exists".into(),
+                        values: Some(vec![]),
+                    }]),
+                }),
+                label_selector: Some(LabelSelectorAttributes {
+                    raw_selector: None,
+                    requirements: Some(vec![LabelSelectorRequirement {
+                        key: "tier".into(),
+                        operator: "In".into(),
+                        values: Some(vec!["web".into()]),
+                    }]),
+                }),
+            }),
+            ..Default::default()
+        };
+        let omitted = SubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some("list".into()),
+                version: Some("v1".into()),
+                resource: Some("pods".into()),
+                field_selector: Some(FieldSelectorAttributes {
+                    raw_selector: None,
+                    requirements: Some(vec![FieldSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "Exists".into(),
+                        values: None,
+                    }]),
+                }),
+                label_selector: Some(LabelSelectorAttributes {
+                    raw_selector: Some(String::new()),
+                    requirements: Some(vec![LabelSelectorRequirement {
+                        key: "tier".into(),
+                        operator: "In".into(),
+                        values: Some(vec!["web".into()]),
+                    }]),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let expected = concat!(
+            r#"{"resourceAttributes":{"verb":"list","version":"v1","resource":"pods","#,
+            r#""fieldSelector":{"requirements":[{"key":"metadata.name","operator":"Exists"}]},"#,
+            r#""labelSelector":{"requirements":[{"key":"tier","operator":"In","values":["web"]}]}}}"#
+        );
+        assert_eq!(canonical_spec_json(&spelled), expected);
+        assert_eq!(canonical_spec_json(&omitted), expected);
+        let empty_selector = SubjectAccessReviewSpec {
+            non_resource_attributes: Some(NonResourceAttributes {
+                path: Some(String::new()),
+                verb: Some(String::new()),
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            canonical_spec_json(&empty_selector),
+            r#"{"nonResourceAttributes":{}}"#
+        );
+        let body: serde_json::Value =
+            serde_json::from_slice(&encode_request(ApiVersion::V1beta1, &spelled)).unwrap();
+        assert!(
+            body["spec"]["resourceAttributes"]
+                .get("namespace")
+                .is_none()
         );
     }
 }

@@ -89,11 +89,23 @@ fn read(path: &Path) -> Snapshot {
             });
         }
     };
-    match serde_saphyr::from_str::<TicketsFile>(&text) {
-        Ok(f) => Snapshot::Loaded(f.tickets.into_iter().map(|t| (t.id.clone(), t)).collect()),
+    match parse(&text) {
+        Ok(tickets) => Snapshot::Loaded(tickets),
         Err(e) => Snapshot::Unreadable(GuardError::TicketsInvalid {
             path: path.to_path_buf(),
             source: Arc::new(e),
         }),
     }
+}
+
+/// Decodes the text of a tickets file (`tickets:` list, unknown fields refused) into the
+/// tickets by id; a later ticket with the same id replaces an earlier one. What
+/// [`TicketSource`] does with each read of the file (the fuzz target `tickets` calls it too).
+pub fn parse(text: &str) -> Result<HashMap<String, Ticket>, serde_saphyr::Error> {
+    let file = serde_saphyr::from_str::<TicketsFile>(text)?;
+    Ok(file
+        .tickets
+        .into_iter()
+        .map(|t| (t.id.clone(), t))
+        .collect())
 }

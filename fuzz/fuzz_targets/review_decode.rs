@@ -1,0 +1,24 @@
+//! SubjectAccessReview decoding (v1 and v1beta1): any bytes decode or are refused, never a
+//! panic; a decoded review re-encodes in both versions, and the re-encoded v1 and v1beta1
+//! requests decode back to the same spec.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use warrant::review::{self, ApiVersion};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(decoded) = review::decode(data) else {
+        return;
+    };
+    let _ = decoded.attributes();
+    let _ = review::canonical_spec_json(decoded.spec());
+    for version in [ApiVersion::V1, ApiVersion::V1beta1] {
+        let bytes = review::encode_request(version, decoded.spec());
+        let again = review::decode(&bytes).expect("an encoded review decodes");
+        assert_eq!(
+            review::canonical_spec_json(again.spec()),
+            review::canonical_spec_json(decoded.spec()),
+            "round trip through {version:?} changed the spec"
+        );
+    }
+});

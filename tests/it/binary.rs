@@ -1,16 +1,10 @@
 //! The `warrant` binary: `serve` with no flags from an empty directory, `check` and `validate`
 //! exit codes, refusals of unsafe flags.
 
-use crate::support::*;
+use crate::support::{run_bin as run, *};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_warrant");
-
-fn repo(path: &str) -> String {
-    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_with_no_flags_starts_secure_and_answers() {
@@ -139,15 +133,6 @@ async fn serve_with_no_flags_starts_secure_and_answers() {
     let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(first["user"], "jane");
     assert_eq!(first["decidedBy"], "protected-deletions");
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

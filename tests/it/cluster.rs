@@ -3,16 +3,12 @@
 //! says the cache has not synced, and the metrics show the watch errors. A bad kubeconfig
 //! stops the start with the file named.
 
+use crate::support::{BIN, repo};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_warrant");
 const TOKEN: &str = "cluster-test-token";
-
-fn repo(path: &str) -> String {
-    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
-}
 
 /// A kubeconfig for an API server that refuses connections (a closed loopback port).
 fn unreachable_kubeconfig(dir: &std::path::Path) -> std::path::PathBuf {

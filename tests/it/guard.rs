@@ -1,13 +1,8 @@
 //! The deletion guard through `warrant check --at ... --extra warrant.dev/ticket=...` against the
 //! shipped example (issue 6, "Done when"), and its failure policy when the tickets file is gone.
 
+use crate::support::{BIN, repo};
 use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_warrant");
-
-fn repo(path: &str) -> String {
-    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Runs `warrant check -o json` and returns (exit code, JSON answer).
 fn check(config: &str, at: &str, args: &[&str]) -> (i32, serde_json::Value) {

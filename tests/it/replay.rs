@@ -2,18 +2,13 @@
 //! --replay-on-reload`, over the real kube-apiserver and warrant recordings in
 //! tests/fixtures/apiserver-audit/ and the configurations of the tier's replay scenario.
 
+use crate::support::{BIN, repo, run_bin as run};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use warrant::reload::{ApplyError, LiveChain};
 use warrant::replay::{LockoutGate, Options};
 use warrant::telemetry::metrics::Metrics;
-
-const BIN: &str = env!("CARGO_BIN_EXE_warrant");
-
-fn repo(path: &str) -> String {
-    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
-}
 
 fn events() -> String {
     repo("tests/fixtures/apiserver-audit/events.jsonl")
@@ -25,15 +20,6 @@ fn current() -> String {
 
 fn candidate() -> String {
     repo("tests/apiserver/testdata/replay-candidate.yaml")
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! `warrant_shadow_disagreements_total`), and the answer is the rest of the chain's. The audit
 //! record keeps the whole review, less the extra keys `--audit-redact-extra` names.
 
-use crate::support::{Options, Warrant, metrics_text, post_review};
+use crate::support::{BIN, Options, Warrant, metrics_text, post_review, repo};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -154,15 +154,10 @@ async fn shadow_entries_and_rules_are_audited_counted_and_never_the_answer() {
     w.stop().await;
 }
 
-fn repo(path: &str) -> String {
-    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The shipped shadow example: its suite passes, and `warrant check` shows the shadows in the
 /// trace (text and JSON).
 #[test]
 fn the_shipped_shadow_example() {
-    const BIN: &str = env!("CARGO_BIN_EXE_warrant");
     let out = std::process::Command::new(BIN)
         .args(["test", &repo("authz-config/tests/shadow-example.yaml")])
         .output()

@@ -1,13 +1,8 @@
 //! `warrant test`: the shipped suites pass, a failing case prints its line and exits 1, usage and
 //! configuration errors exit 2.
 
+use crate::support::{BIN, repo};
 use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_warrant");
-
-fn repo(path: &str) -> String {
-    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
-}
 
 fn run(files: &[&str]) -> Output {
     Command::new(BIN).arg("test").args(files).output().unwrap()

@@ -360,3 +360,21 @@ pub async fn metrics_text(c: &reqwest::Client, w: &Warrant) -> String {
         .await
         .unwrap()
 }
+
+/// The warrant binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_warrant");
+
+/// A path inside the repository.
+pub fn repo(path: &str) -> String {
+    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the warrant binary to completion: exit code, stdout, stderr.
+pub fn run_bin(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

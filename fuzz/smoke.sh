@@ -7,9 +7,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 seconds="${1:-10}"
 export PATH="$HOME/.cargo/bin:$PATH"
 unset CARGO_TARGET_DIR
+# The same cache directory as run.sh (kept by the machine, shared by fresh clones).
+fuzz_target_dir="${WARRANT_FUZZ_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/warrant-fuzz-target}"
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
-(cd "$here" && cargo +nightly fuzz build --target-dir "$here/target")
+(cd "$here" && cargo +nightly fuzz build --target-dir "$fuzz_target_dir")
 targets=$(sed -n 's/^name = "\([a-z_]*\)"$/\1/p' "$here/Cargo.toml" | grep -v '^warrant-fuzz$')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

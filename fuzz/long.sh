@@ -10,6 +10,16 @@ jobs="${2:-1}"
 export PATH="$HOME/.cargo/bin:$PATH"
 targets=$(sed -n 's/^name = "\([a-z_]*\)"$/\1/p' "$here/Cargo.toml" | grep -v '^warrant-fuzz$')
 mkdir -p "$here/logs"
+# Build once, then run copies of the binaries (see run.sh), with the commit they were built from.
+fuzz_target_dir="${WARRANT_FUZZ_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/warrant-fuzz-target}"
+(cd "$here" && unset CARGO_TARGET_DIR && cargo +nightly fuzz build --target-dir "$fuzz_target_dir") || exit 1
+bins="$here/logs/bin"
+rm -rf "$bins" && mkdir -p "$bins"
+for t in $targets; do
+  cp "$fuzz_target_dir/x86_64-unknown-linux-gnu/release/$t" "$bins/$t" || exit 1
+done
+export WARRANT_FUZZ_BINARIES="$bins"
+echo "fuzzing $(git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet || echo '+dirty'): $seconds s per target, $jobs at a time"
 run_one() {
   local t=$1 status=0
   nice -n 10 bash "$here/run.sh" "$t" "$seconds" >"$here/logs/$t.log" 2>&1 || status=$?

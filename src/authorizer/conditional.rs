@@ -259,3 +259,6 @@ pub fn failure(d: &ConditionsAwareDecision, reason: &str, error: &str) -> Condit
         ConditionsAwareDecision::no_opinion(reason, error)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,6 +6,7 @@
 //! [`Bound`] review, which is built once per review and shared by every expression of an
 //! authorizer.
 
+mod admission;
 mod bind;
 mod check;
 mod library;
@@ -41,6 +42,9 @@ pub enum Variables {
     Request,
     /// `request` and `now`: Policy rules.
     RequestAndNow,
+    /// The admission variables of a condition (KEP-5681): `object`, `oldObject` and `request`
+    /// (the admission request), all `dyn` (see [`admission`]).
+    Admission,
 }
 
 /// Why an expression was rejected at load time. The text reads like kube-apiserver's.
@@ -197,10 +201,14 @@ impl Expression {
                 max: MAX_TREE_DEPTH,
             });
         }
-        let mut decls = vec![("request", Ty::Object(&schema::REQUEST))];
-        if vars == Variables::RequestAndNow {
-            decls.push(("now", Ty::Timestamp));
-        }
+        let decls = match vars {
+            Variables::Request => vec![("request", Ty::Object(&schema::REQUEST))],
+            Variables::RequestAndNow => vec![
+                ("request", Ty::Object(&schema::REQUEST)),
+                ("now", Ty::Timestamp),
+            ],
+            Variables::Admission => admission::declarations(),
+        };
         let ty = check::check(ast, &Declarations::new(decls)).map_err(|e| {
             CompileError::Compilation(report(source, program.source_info(), e.node, &e.message))
         })?;

@@ -9,6 +9,7 @@
 //! the type owns, so a new type never edits the vocabulary.
 
 use crate::names::{AuthorizerName, Code, RuleName};
+use crate::review::ConditionsMap;
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -132,6 +133,10 @@ pub struct Verdict {
     pub detail: Option<Arc<dyn VerdictDetail>>,
     /// The rules in shadow mode that matched (or failed) on the way, in evaluation order.
     pub shadows: Vec<Shadow>,
+    /// The conditions the decision depends on (KEP-5681), evaluated later against the object.
+    /// `decision` is then the fold a caller that cannot handle conditions gets: Deny when any
+    /// Deny condition exists, else NoOpinion.
+    pub conditions: Option<Arc<ConditionsMap>>,
 }
 
 impl Verdict {
@@ -142,6 +147,24 @@ impl Verdict {
             reason: Some(reason),
             detail: None,
             shadows: Vec::new(),
+            conditions: None,
+        }
+    }
+
+    /// A conditional verdict: the decision is the fold of `conditions` (Deny when any Deny
+    /// condition exists, else NoOpinion), the reason that of the first condition.
+    pub fn conditional(conditions: ConditionsMap, reason: Option<Reason>) -> Self {
+        let decision = if conditions.deny_conditions.is_empty() {
+            Decision::NoOpinion
+        } else {
+            Decision::Deny
+        };
+        Self {
+            decision,
+            reason,
+            detail: None,
+            shadows: Vec::new(),
+            conditions: Some(Arc::new(conditions)),
         }
     }
 
@@ -158,6 +181,7 @@ impl Verdict {
             reason: None,
             detail: None,
             shadows: Vec::new(),
+            conditions: None,
         }
     }
 

@@ -5,6 +5,7 @@
 //! stands, its would-be answer is kept in the trace and counted, and the chain goes on as if it
 //! had answered NoOpinion.
 
+use super::conditional::{self, Catalog, Union};
 use super::metrics::{EntryMetrics, Families};
 use super::webhook::retry::Backoff;
 use super::webhook::{self, WebhookRuntime, WebhookStates};
@@ -12,9 +13,12 @@ use super::{
     AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
     MatchConditions, MatchOutcome, Policy,
 };
+use crate::cel::Bound;
+use crate::config::model::{ConditionsSettings, WhenUnsupported};
 use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code, RuleName};
+use crate::review::{ConditionsAwareDecision, ConditionsReview, DecisionType};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -69,6 +73,10 @@ pub struct Entry {
     pub match_conditions: MatchConditions,
     /// Its series of the decision, failure and matchCondition families.
     pub metrics: EntryMetrics,
+    /// Its `conditions:` settings (KEP-5681).
+    pub conditions: Option<ConditionsSettings>,
+    /// The conditions it may author, evaluated when the API server asks back.
+    pub catalog: Catalog,
 }
 
 /// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
@@ -167,6 +175,10 @@ pub struct Answer {
     pub errors: Vec<String>,
     /// One step per authorizer consulted, in order.
     pub trace: Vec<Step>,
+    /// The conditional decision (KEP-5681), when the caller handles conditions and the answer
+    /// depends on the object; it is then the answer, and `decision` only what the chain
+    /// settled on before it.
+    pub conditional: Option<ConditionsAwareDecision>,
 }
 
 impl Answer {
@@ -225,10 +237,14 @@ impl Chain {
         let mut entries = Vec::with_capacity(config.authorizers.len());
         for a in &config.authorizers {
             let authorizer_type = a.spec.authorizer_type();
+            let mut catalog = Catalog::default();
             let authorizer: Box<dyn Authorizer> = match &a.spec {
                 AuthorizerSpec::AlwaysAllow => Box::new(AlwaysAllow),
                 AuthorizerSpec::AlwaysDeny => Box::new(AlwaysDeny),
-                AuthorizerSpec::Policy(p) => Box::new(Policy::new(p, &a.name, &ctx.metrics)),
+                AuthorizerSpec::Policy(p) => {
+                    catalog = conditional::policy_catalog(p);
+                    Box::new(Policy::new(p, &a.name, &ctx.metrics))
+                }
                 AuthorizerSpec::Webhook(settings) => {
                     let core = build_webhook(a, settings, ctx)?;
                     webhooks.insert(core.clone());
@@ -242,11 +258,15 @@ impl Chain {
                         a.failure_policy,
                     );
                     guards.insert(a.name.clone(), shared.clone());
-                    Box::new(super::deletion_guard::DeletionGuard::new(
-                        shared,
-                        &a.name,
-                        &ctx.metrics,
-                    ))
+                    let mut guard =
+                        super::deletion_guard::DeletionGuard::new(shared, &a.name, &ctx.metrics);
+                    if a.conditions.is_some()
+                        && let Some((map, authored)) = conditional::guard_conditions(g)
+                    {
+                        guard = guard.with_label_conditions(map);
+                        catalog = authored;
+                    }
+                    Box::new(guard)
                 }
             };
             entries.push(Entry {
@@ -257,6 +277,8 @@ impl Chain {
                 authorizer,
                 match_conditions: MatchConditions::new(a.match_conditions.clone()),
                 metrics: ctx.metrics.entry(authorizer_type, &a.name),
+                conditions: a.conditions,
+                catalog,
             });
         }
         let mut chain = Self::new(entries)?;
@@ -292,6 +314,66 @@ impl Chain {
         .await
     }
 
+    /// Evaluates the conditions warrant authored, when kube-apiserver asks back at admission
+    /// with an `AuthorizationConditionsReview` (union.go's `EvaluateConditions`, with each
+    /// entry evaluating its own ConditionsMap): the first Allow or Deny decides, else NoOpinion.
+    pub fn evaluate_conditions(&self, review: &ConditionsReview) -> ConditionsAwareDecision {
+        let d = &review.decision;
+        if d.decision_type != DecisionType::Union {
+            return conditional::failure(
+                d,
+                "failed closed",
+                "warrant answers with a Union decision only",
+            );
+        }
+        let bound = Bound::admission(&review.admission_request);
+        let mut reasons = Vec::new();
+        for member in &d.union {
+            let sub = &member.decision;
+            let result = match sub.decision_type {
+                DecisionType::Allow | DecisionType::Deny => return sub.clone(),
+                DecisionType::NoOpinion => continue,
+                DecisionType::Union => conditional::failure(
+                    sub,
+                    "failed closed",
+                    "nested unions are not authored by warrant",
+                ),
+                DecisionType::ConditionsMap => {
+                    match (self.entry(&member.authorizer_name), &sub.conditions_map) {
+                        (Some(entry), Some(map)) => conditional::evaluate_map(
+                            &entry.catalog,
+                            map,
+                            &bound,
+                            entry.name.as_str(),
+                        ),
+                        _ => conditional::failure(
+                            sub,
+                            "failed closed",
+                            &format!(
+                                "no authorizer {:?} authors conditions in this configuration",
+                                member.authorizer_name
+                            ),
+                        ),
+                    }
+                }
+            };
+            match result.decision_type {
+                DecisionType::Allow | DecisionType::Deny => return result,
+                _ => {
+                    let (reason, _) = result.parts();
+                    if !reason.is_empty() {
+                        reasons.push(format!("{}: {reason}", member.authorizer_name));
+                    }
+                }
+            }
+        }
+        ConditionsAwareDecision::no_opinion(&reasons.join("\n"), "")
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name.as_str() == name)
+    }
+
     /// Whether any entry judges admission requests (the validation ring needs a cluster view).
     pub fn admits(&self) -> bool {
         self.entries
@@ -310,6 +392,7 @@ impl Chain {
             .saturating_duration_since(tokio::time::Instant::now())
             .as_millis() as u64;
         let mut run = Run::with_capacity(self.entries.len());
+        run.conditional = input.review.supports_conditions();
         let mut answer = None;
         for entry in self.entries.iter().filter(|e| consulted(e)) {
             let step = entry.run(input, deadline, budget_ms).await;
@@ -376,7 +459,7 @@ impl Entry {
             MatchOutcome::Matched => {
                 let call = self.authorizer.authorize(input, deadline);
                 match tokio::time::timeout_at(deadline.0, call).await {
-                    Ok(Ok(verdict)) => StepOutcome::Verdict(verdict),
+                    Ok(Ok(verdict)) => StepOutcome::Verdict(self.settle(verdict, input)),
                     Ok(Err(error)) => StepOutcome::Failed {
                         error,
                         policy: self.failure_policy,
@@ -396,6 +479,23 @@ impl Entry {
             conditions,
             mode: self.mode,
         }
+    }
+
+    /// A conditional verdict for a caller that cannot handle conditions: the fold the
+    /// authorizer gave, or NoOpinion when `whenUnsupported: ValidationRing` leaves the object
+    /// checks to the validation ring.
+    fn settle(
+        &self,
+        mut verdict: crate::decision::Verdict,
+        input: &Input,
+    ) -> crate::decision::Verdict {
+        if verdict.conditions.is_some() && !input.review.supports_conditions() {
+            let when = self.conditions.unwrap_or_default().when_unsupported;
+            if when == WhenUnsupported::ValidationRing {
+                verdict.decision = Decision::NoOpinion;
+            }
+        }
+        verdict
     }
 
     /// Counts what this entry's shadows would have answered, and where that disagrees with the
@@ -440,6 +540,9 @@ struct Run {
     trace: Vec<Step>,
     reasons: Vec<String>,
     errors: Vec<String>,
+    /// The caller handles conditions: conditional verdicts join `union` and do not decide.
+    conditional: bool,
+    union: Union,
 }
 
 impl Run {
@@ -448,6 +551,8 @@ impl Run {
             trace: Vec::with_capacity(n),
             reasons: Vec::new(),
             errors: Vec::new(),
+            conditional: false,
+            union: Union::default(),
         }
     }
 
@@ -461,6 +566,12 @@ impl Run {
         }
         match &step.outcome {
             StepOutcome::Excluded => {}
+            StepOutcome::Verdict(verdict) if self.conditional && verdict.conditions.is_some() => {
+                if let Some(map) = &verdict.conditions {
+                    let leaf = ConditionsAwareDecision::conditions((**map).clone());
+                    self.union.add(entry.name.as_str(), leaf);
+                }
+            }
             StepOutcome::Verdict(verdict) => {
                 let (decision, reason) = (verdict.decision, verdict.reason.clone());
                 if decision.is_final() {
@@ -498,7 +609,18 @@ impl Run {
             Some(r) => (r.rule.clone(), r.code.clone(), attributed(&entry.name, &r)),
             None => (None, None, String::new()),
         };
+        let conditional = self.union.is_conditional().then(|| {
+            let error = errors.join(", ");
+            let leaf = match decision {
+                Decision::Allow => ConditionsAwareDecision::allow(&text, &error),
+                _ => ConditionsAwareDecision::deny(&text, &error),
+            };
+            let mut union = std::mem::take(&mut self.union);
+            union.add(entry.name.as_str(), leaf);
+            union.to_decision()
+        });
         Answer {
+            conditional: conditional.flatten(),
             decision,
             decided_by: Some(entry.name.clone()),
             rule,
@@ -511,7 +633,13 @@ impl Run {
 
     /// The answer when no authorizer decided.
     fn no_opinion(self) -> Answer {
+        let conditional = if self.union.is_conditional() {
+            self.union.to_decision()
+        } else {
+            None
+        };
         Answer {
+            conditional,
             decision: Decision::NoOpinion,
             decided_by: None,
             rule: None,

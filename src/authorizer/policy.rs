@@ -4,7 +4,8 @@
 //! through: an erroring Deny rule with no other Deny match fails the authorizer (its
 //! failurePolicy applies, Deny by default), and so does an erroring Allow rule when no Allow rule
 //! matched. A rule in shadow mode (`mode: Observe`) is evaluated in its place, and when it matches
-//! it is recorded as a [`Shadow`] of the verdict and skipped.
+//! it is recorded as a [`Shadow`] of the verdict and skipped. A rule with a `condition:` whose
+//! expression matches makes the answer conditional instead (`conditional`).
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
@@ -12,6 +13,7 @@ use crate::cel::{Bound, SelectorUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Shadow, Verdict};
 use crate::names::AuthorizerName;
+use conditional::Collected;
 use prometheus_client::metrics::counter::Counter;
 
 /// A compiled policy.
@@ -64,6 +66,7 @@ impl Policy {
     pub fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
         let bound = Bound::new(input.review.spec(), input.now, self.selectors);
         let mut shadows = Vec::new();
+        let mut collected = Collected::default();
         for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {
             let mut failure = None;
             for Rule { rule, matches } in rules.iter() {
@@ -75,9 +78,14 @@ impl Policy {
                         reason: reason(rule),
                         error: None,
                     }),
+                    Ok(true) if rule.condition.is_some() => {
+                        matches.get().inc();
+                        collected.add(rule, decision, reason(rule));
+                    }
                     Ok(true) => {
                         matches.get().inc();
-                        return Ok(Verdict::new(decision, reason(rule)).with_shadows(shadows));
+                        let verdict = collected.decided(rule, decision, reason(rule));
+                        return Ok(verdict.with_shadows(shadows));
                     }
                     Ok(false) => {}
                     Err(error) if shadow => shadows.push(Shadow {
@@ -97,7 +105,10 @@ impl Policy {
                 return Err(f);
             }
         }
-        Ok(Verdict::bare(Decision::NoOpinion).with_shadows(shadows))
+        let verdict = collected
+            .finish()
+            .unwrap_or_else(|| Verdict::bare(Decision::NoOpinion));
+        Ok(verdict.with_shadows(shadows))
     }
 }
 
@@ -119,5 +130,6 @@ impl Authorizer for Policy {
     }
 }
 
+pub(crate) mod conditional;
 #[cfg(test)]
 mod tests;

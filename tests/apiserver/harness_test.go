@@ -242,6 +242,13 @@ type env struct {
 	warrantBuild string // WARRANT_BIN as given (warrantBin is the tier's private copy)
 
 	ring ring // the validation ring: warrant-admission, its webhook, the audit logs
+
+	files tierFiles // what a further API server of the tier needs (conditional_test.go)
+}
+
+// tierFiles are the shared credentials and endpoints of the tier.
+type tierFiles struct {
+	etcdURL, ca, apiCrt, apiKey, clientCrt, clientKey, warrantCrt, warrantKey, tokens, saPub, saKey string
 }
 
 type apiserver struct {
@@ -410,6 +417,9 @@ func (e *env) setup() error {
 	if err := waitHTTP(http.DefaultClient, etcdURL+"/health", "", 60*time.Second, e.etcd); err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
+
+	e.files = tierFiles{etcdURL: etcdURL, ca: caFile, apiCrt: asCrt, apiKey: asKey, clientCrt: cCrt,
+		clientKey: cKey, warrantCrt: wCrt, warrantKey: wKey, tokens: tokFile, saPub: saPub, saKey: saFile}
 
 	// warrant
 	wPort, _ := freePort()

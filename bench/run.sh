@@ -5,7 +5,9 @@
 # servers decide a set of reviews alike, then times interleaved rounds and prints a table, then
 # last the ratio lines.
 #   bench/run.sh           full run (about 5 minutes once built; at most 10)
-#   bench/run.sh --smoke   about a minute: short rounds that prove it works (CI)
+#   bench/run.sh --smoke   about a minute: short rounds that prove it works (CI); a debug warrant
+#                          unless WARRANT_PROFILE=release; fails if the servers decide any review
+#                          differently, a server dies or a closed-loop call fails
 # Builds (once, cached under ~/.cache/warrant-go): OPA from the version pinned in bench/opa/go.mod
 # and the generator; warrant with `cargo build --release --locked`.
 set -euo pipefail
@@ -51,16 +53,23 @@ echo "== load generator (bench/e2e: k8s.io/apiserver's webhook authorizer)"
 apiserver_version=$(cd "$root/bench/e2e" && go list -m -f '{{.Version}}' k8s.io/apiserver)
 echo "k8s.io/apiserver $apiserver_version, $(go version)"
 
-echo "== warrant (cargo build --release --locked)"
+# The figures come from a release build. The smoke only proves the script works, so by default it
+# reuses the debug build CI has just made for the tests (WARRANT_PROFILE=release|debug overrides).
+if [ "$mode" = smoke ]; then profile=${WARRANT_PROFILE:-debug}; else profile=${WARRANT_PROFILE:-release}; fi
+echo "== warrant (cargo build --locked, $profile)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
-(cd "$root" && cargo build --release --locked --bin warrant)
+if [ "$profile" = release ]; then
+  (cd "$root" && cargo build --release --locked --bin warrant)
+else
+  (cd "$root" && cargo build --locked --bin warrant)
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # A copy taken right after the build: other worktrees share CARGO_TARGET_DIR.
-cp "$CARGO_TARGET_DIR/release/warrant" "$work/warrant"
+cp "$CARGO_TARGET_DIR/$profile/warrant" "$work/warrant"
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo " (uncommitted changes)" || true)
-echo "warrant $commit$dirty"
+echo "warrant $commit$dirty ($profile build)"
 
 echo "== machine"
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -82,7 +91,7 @@ status=0
   -warrant "$work/warrant" -opa "$opa" \
   -policy "$root/bench/e2e/warrant-policy.yaml" -rego "$root/bench/e2e/policy.rego" \
   -authorization-config "$root/bench/e2e/authorization-config.yaml" \
-  -dir "$work/run" -server-core 0 -results "$work/results.json" "${args[@]}" || status=$?
+  -dir "$work/run" -server-core 0 -client-core 1 -results "$work/results.json" "${args[@]}" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "bench/run.sh: the benchmark failed (status $status); server and client logs were in $work/run" >&2
   for f in "$work"/run/*.log; do

@@ -39,6 +39,8 @@ func (p pool) add(k key, w window) {
 	acc.ServerCPU += w.ServerCPU
 	acc.ClientCPU += w.ClientCPU
 	acc.Censored += w.Censored
+	acc.OthersServerCore += w.OthersServerCore
+	acc.OthersClientCore += w.OthersClientCore
 	acc.Latencies = append(acc.Latencies, w.Latencies...)
 	if acc.FirstErr == "" {
 		acc.FirstErr = w.FirstErr
@@ -46,6 +48,7 @@ func (p pool) add(k key, w window) {
 }
 
 func run(o options) error {
+	cores.server, cores.client = o.serverCoreN, o.clientCore
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return err
 	}
@@ -110,8 +113,8 @@ func run(o options) error {
 					return err
 				}
 				results.add(key{s.Name, "closed", float64(c)}, w)
-				fmt.Printf("  round %d  %-15s c=%-3d %7.0f reviews/s  server %5.1f µs/review\n", r+1, s.Name, c,
-					float64(w.Reviews)/w.Wall.Seconds(), perReview(w.ServerCPU, w.Reviews))
+				fmt.Printf("  round %d  %-15s c=%-3d %7.0f reviews/s  server %5.1f µs/review%s\n", r+1, s.Name, c,
+					float64(w.Reviews)/w.Wall.Seconds(), perReview(w.ServerCPU, w.Reviews), disturbance(&w))
 				truncateAudit(o)
 			}
 		}
@@ -141,8 +144,8 @@ func run(o options) error {
 				results.add(key{s.Name, "open", rate}, w)
 				lat := append([]time.Duration(nil), w.Latencies...)
 				sortDurations(lat)
-				fmt.Printf("  round %d  %-15s %6.0f/s  p50 %6.0f µs  p99 %7.0f µs\n", r+1, s.Name, rate,
-					us(percentile(lat, 0.50)), us(percentile(lat, 0.99)))
+				fmt.Printf("  round %d  %-15s %6.0f/s  p50 %6.0f µs  p99 %7.0f µs%s\n", r+1, s.Name, rate,
+					us(percentile(lat, 0.50)), us(percentile(lat, 0.99)), disturbance(&w))
 				truncateAudit(o)
 			}
 		}
@@ -258,6 +261,20 @@ func protocol(kubeconfig string) (string, error) {
 		return "", fmt.Errorf("probe answered %s", resp.Status)
 	}
 	return resp.Proto, nil
+}
+
+// disturbed is the share of a core other processes may take during a run before the run is
+// called disturbed.
+const disturbed = 0.10
+
+// disturbance describes how much of the two cores other processes took during a run.
+func disturbance(w *window) string {
+	s, c := busy(w.OthersServerCore, w), busy(w.OthersClientCore, w)
+	out := fmt.Sprintf("  others: %2.0f%% of server core, %2.0f%% of generator core", 100*s, 100*c)
+	if s > disturbed || c > disturbed {
+		out += "  DISTURBED"
+	}
+	return out
 }
 
 func mb(b int64) float64 { return float64(b) / 1e6 }

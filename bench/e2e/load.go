@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,11 @@ type window struct {
 	ClientCPU time.Duration   `json:"clientCPU"`
 	Latencies []time.Duration `json:"-"`
 	Censored  int64           `json:"censored"` // open loop: still unanswered when the run was cut off
-	FirstErr  string          `json:"firstErr,omitempty"`
+	// Time other processes took on the server's and the generator's cores meanwhile (core busy
+	// time less the server's or the generator's own CPU): the run was disturbed when it is large.
+	OthersServerCore time.Duration `json:"othersServerCore"`
+	OthersClientCore time.Duration `json:"othersClientCore"`
+	FirstErr         string        `json:"firstErr,omitempty"`
 }
 
 // call sends the timed review once; false when it failed or did not allow.
@@ -29,12 +34,21 @@ func call(a authorizer.Authorizer, attrs authorizer.AttributesRecord) (bool, err
 	return err == nil && d == authorizer.DecisionAllow, err
 }
 
-// measure runs body between two readings of the server's and this process's CPU time.
+// cores are the server's and the generator's cores, for the disturbance figures.
+var cores = struct{ server, client int }{0, 1}
+
+// measure runs body between two readings of the server's and this process's CPU time and of
+// the two cores' busy time.
 func measure(pid int, body func(w *window)) (window, error) {
 	var w window
 	s0, err := cpuTime(pid)
 	if err != nil {
 		return w, err
+	}
+	b0s, err1 := coreBusy(cores.server)
+	b0c, err2 := coreBusy(cores.client)
+	if err1 != nil || err2 != nil {
+		return w, fmt.Errorf("/proc/stat: %v %v", err1, err2)
 	}
 	c0, t0 := selfCPU(), time.Now()
 	body(&w)
@@ -42,6 +56,10 @@ func measure(pid int, body func(w *window)) (window, error) {
 	w.ClientCPU = selfCPU() - c0
 	s1, err := cpuTime(pid)
 	w.ServerCPU = s1 - s0
+	b1s, _ := coreBusy(cores.server)
+	b1c, _ := coreBusy(cores.client)
+	w.OthersServerCore = max(0, b1s-b0s-w.ServerCPU)
+	w.OthersClientCore = max(0, b1c-b0c-w.ClientCPU)
 	return w, err
 }
 

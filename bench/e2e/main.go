@@ -19,6 +19,7 @@ import (
 type options struct {
 	warrantBin, opaBin, policy, rego, template, dir string
 	serverCore                                      string
+	serverCoreN, clientCore                         int
 	rounds                                          int
 	closedDur, openDur, warmup                      time.Duration
 	concurrencies                                   []int
@@ -36,6 +37,7 @@ func main() {
 	flag.StringVar(&o.template, "authorization-config", "", "AuthorizationConfiguration template (bench/e2e/authorization-config.yaml)")
 	flag.StringVar(&o.dir, "dir", "", "work directory (certificates, logs, audit file)")
 	flag.StringVar(&o.serverCore, "server-core", "0", "CPU the servers are pinned to (taskset -c)")
+	flag.IntVar(&o.clientCore, "client-core", 1, "CPU this generator is pinned to (for the disturbance figures)")
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds")
 	flag.DurationVar(&o.closedDur, "closed", 4*time.Second, "timed length of one closed-loop run")
 	flag.DurationVar(&o.openDur, "open", 5*time.Second, "timed length of one open-loop run")
@@ -51,6 +53,12 @@ func main() {
 			os.Exit(2)
 		}
 		o.concurrencies = append(o.concurrencies, n)
+	}
+	if n, err := strconv.Atoi(o.serverCore); err == nil {
+		o.serverCoreN = n
+	} else {
+		fmt.Fprintln(os.Stderr, "-server-core must be one CPU number")
+		os.Exit(2)
 	}
 	if o.warrantBin == "" || o.opaBin == "" || o.policy == "" || o.rego == "" || o.template == "" || o.dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: e2e -warrant BIN -opa BIN -policy YAML -rego REGO -authorization-config YAML -dir DIR [flags]")

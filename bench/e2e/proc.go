@@ -63,3 +63,32 @@ func selfCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// coreBusy is the time core `cpu` has spent busy so far (every /proc/stat column but idle and
+// iowait), whoever ran on it.
+func coreBusy(cpu int) (time.Duration, error) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	prefix := fmt.Sprintf("cpu%d ", cpu)
+	for _, line := range strings.Split(string(raw), "\n") {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		var busy int64
+		for i, f := range strings.Fields(rest) {
+			v, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			// user nice system idle iowait irq softirq steal (guest time is inside user).
+			if i != 3 && i != 4 && i < 8 {
+				busy += v
+			}
+		}
+		return time.Duration(busy) * time.Second / clockTicks, nil
+	}
+	return 0, fmt.Errorf("/proc/stat: no cpu%d", cpu)
+}

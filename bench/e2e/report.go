@@ -153,6 +153,18 @@ func (r *report) print(out io.Writer) {
 			w := r.get(s.Name, "open", r.rates[0])
 			return fmt.Sprintf("%.0f µs", perReview(w.ServerCPU, w.Reviews))
 		}),
+		r.row("other processes on server / generator core", func(s *server) string {
+			var o0, o1, wall time.Duration
+			for k, w := range r.results {
+				if k.Server == s.Name {
+					o0, o1, wall = o0+w.OthersServerCore, o1+w.OthersClientCore, wall+w.Wall
+				}
+			}
+			if wall == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.0f%% / %.0f%%", 100*o0.Seconds()/wall.Seconds(), 100*o1.Seconds()/wall.Seconds())
+		}),
 		r.row("RSS idle -> after load", func(s *server) string { return fmt.Sprintf("%.1f -> %.1f MB", mb(s.IdleRSS), mb(s.LoadRSS)) }),
 		r.row("HTTP protocol", func(s *server) string { return s.Proto }),
 	}

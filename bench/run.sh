@@ -9,7 +9,8 @@
 #                          unless WARRANT_PROFILE=release; fails if the servers decide any review
 #                          differently, a server dies or a closed-loop call fails
 # Builds (once, cached under ~/.cache/warrant-go): OPA from the version pinned in bench/opa/go.mod
-# and the generator; warrant with `cargo build --release --locked`.
+# and the generator; warrant with `cargo build --release --locked` (WARRANT_BIN=path: that binary
+# instead, nothing built).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=full
@@ -56,20 +57,27 @@ echo "k8s.io/apiserver $apiserver_version, $(go version)"
 # The figures come from a release build. The smoke only proves the script works, so by default it
 # reuses the debug build CI has just made for the tests (WARRANT_PROFILE=release|debug overrides).
 if [ "$mode" = smoke ]; then profile=${WARRANT_PROFILE:-debug}; else profile=${WARRANT_PROFILE:-release}; fi
-echo "== warrant (cargo build --locked, $profile)"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
-if [ "$profile" = release ]; then
-  (cd "$root" && cargo build --release --locked --bin warrant)
-else
-  (cd "$root" && cargo build --locked --bin warrant)
-fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# A copy taken right after the build: other worktrees share CARGO_TARGET_DIR.
-cp "$CARGO_TARGET_DIR/$profile/warrant" "$work/warrant"
+if [ -n "${WARRANT_BIN:-}" ]; then
+  # A binary built elsewhere (say, to compare two builds); nothing is built.
+  echo "== warrant ($WARRANT_BIN, not built here)"
+  cp "$WARRANT_BIN" "$work/warrant"
+  profile="given: $(sha256sum "$WARRANT_BIN" | cut -c1-12)"
+else
+  echo "== warrant (cargo build --locked, $profile)"
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
+  if [ "$profile" = release ]; then
+    (cd "$root" && cargo build --release --locked --bin warrant)
+  else
+    (cd "$root" && cargo build --locked --bin warrant)
+  fi
+  # A copy taken right after the build: other worktrees share CARGO_TARGET_DIR.
+  cp "$CARGO_TARGET_DIR/$profile/warrant" "$work/warrant"
+fi
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo " (uncommitted changes)" || true)
-echo "warrant $commit$dirty ($profile build)"
+echo "checkout $commit$dirty; warrant: $profile build"
 
 echo "== machine"
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

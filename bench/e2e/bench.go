@@ -41,6 +41,8 @@ func (p pool) add(k key, w window) {
 	acc.Censored += w.Censored
 	acc.OthersServerCore += w.OthersServerCore
 	acc.OthersClientCore += w.OthersClientCore
+	acc.ServerWait += w.ServerWait
+	acc.ClientWait += w.ClientWait
 	acc.Latencies = append(acc.Latencies, w.Latencies...)
 	if acc.FirstErr == "" {
 		acc.FirstErr = w.FirstErr
@@ -263,15 +265,18 @@ func protocol(kubeconfig string) (string, error) {
 	return resp.Proto, nil
 }
 
-// disturbed is the share of a core other processes may take during a run before the run is
-// called disturbed.
-const disturbed = 0.10
+// disturbed is the share of a run the server's or the generator's threads may spend waiting,
+// runnable, for their core before the run is called disturbed.
+const disturbed = 0.05
 
-// disturbance describes how much of the two cores other processes took during a run.
+// disturbance describes how long the server and the generator waited for their cores during a
+// run, and how much of each core other processes used (they take whatever the benchmark leaves
+// idle; only the waiting says they got in its way).
 func disturbance(w *window) string {
-	s, c := busy(w.OthersServerCore, w), busy(w.OthersClientCore, w)
-	out := fmt.Sprintf("  others: %2.0f%% of server core, %2.0f%% of generator core", 100*s, 100*c)
-	if s > disturbed || c > disturbed {
+	sw, cw := busy(w.ServerWait, w), busy(w.ClientWait, w)
+	out := fmt.Sprintf("  waited for core: server %2.0f%% generator %2.0f%%; others used %2.0f%% / %2.0f%%",
+		100*sw, 100*cw, 100*busy(w.OthersServerCore, w), 100*busy(w.OthersClientCore, w))
+	if sw > disturbed || cw > disturbed {
 		out += "  DISTURBED"
 	}
 	return out

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,11 @@ type window struct {
 	// time less the server's or the generator's own CPU): the run was disturbed when it is large.
 	OthersServerCore time.Duration `json:"othersServerCore"`
 	OthersClientCore time.Duration `json:"othersClientCore"`
-	FirstErr         string        `json:"firstErr,omitempty"`
+	// Time the server's and the generator's threads waited, runnable, for their core: the run was
+	// disturbed when that is a large share of it.
+	ServerWait time.Duration `json:"serverWait"`
+	ClientWait time.Duration `json:"clientWait"`
+	FirstErr   string        `json:"firstErr,omitempty"`
 }
 
 // call sends the timed review once; false when it failed or did not allow.
@@ -50,6 +55,8 @@ func measure(pid int, body func(w *window)) (window, error) {
 	if err1 != nil || err2 != nil {
 		return w, fmt.Errorf("/proc/stat: %v %v", err1, err2)
 	}
+	d0s, _ := runDelay(pid)
+	d0c, _ := runDelay(os.Getpid())
 	c0, t0 := selfCPU(), time.Now()
 	body(&w)
 	w.Wall = time.Since(t0)
@@ -60,6 +67,9 @@ func measure(pid int, body func(w *window)) (window, error) {
 	b1c, _ := coreBusy(cores.client)
 	w.OthersServerCore = max(0, b1s-b0s-w.ServerCPU)
 	w.OthersClientCore = max(0, b1c-b0c-w.ClientCPU)
+	d1s, _ := runDelay(pid)
+	d1c, _ := runDelay(os.Getpid())
+	w.ServerWait, w.ClientWait = d1s-d0s, d1c-d0c
 	return w, err
 }
 

@@ -92,3 +92,29 @@ func coreBusy(cpu int) (time.Duration, error) {
 	}
 	return 0, fmt.Errorf("/proc/stat: no cpu%d", cpu)
 }
+
+// runDelay is how long the threads of process pid have waited on a run queue so far: runnable but
+// not running, because something else had the core (second field of each
+// /proc/PID/task/TID/schedstat, in ns). Threads that have exited are not counted.
+func runDelay(pid int) (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread has exited
+		}
+		f := strings.Fields(string(raw))
+		if len(f) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			total += v
+		}
+	}
+	return time.Duration(total), nil
+}

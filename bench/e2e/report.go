@@ -94,6 +94,21 @@ func (r *report) perLevel(s *server, f func(w *window) string) string {
 	return strings.Join(parts, " / ")
 }
 
+// share sums two durations over every run of a server and gives each as a share of their wall time.
+func (r *report) share(server string, f func(w *window) (time.Duration, time.Duration)) string {
+	var a, b, wall time.Duration
+	for k, w := range r.results {
+		if k.Server == server {
+			x, y := f(w)
+			a, b, wall = a+x, b+y, wall+w.Wall
+		}
+	}
+	if wall == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% / %.0f%%", 100*a.Seconds()/wall.Seconds(), 100*b.Seconds()/wall.Seconds())
+}
+
 func (r *report) note(n string) {
 	for _, have := range r.notes {
 		if have == n {
@@ -153,17 +168,11 @@ func (r *report) print(out io.Writer) {
 			w := r.get(s.Name, "open", r.rates[0])
 			return fmt.Sprintf("%.0f µs", perReview(w.ServerCPU, w.Reviews))
 		}),
-		r.row("other processes on server / generator core", func(s *server) string {
-			var o0, o1, wall time.Duration
-			for k, w := range r.results {
-				if k.Server == s.Name {
-					o0, o1, wall = o0+w.OthersServerCore, o1+w.OthersClientCore, wall+w.Wall
-				}
-			}
-			if wall == 0 {
-				return "-"
-			}
-			return fmt.Sprintf("%.0f%% / %.0f%%", 100*o0.Seconds()/wall.Seconds(), 100*o1.Seconds()/wall.Seconds())
+		r.row("waited for its core: server / generator (share of run)", func(s *server) string {
+			return r.share(s.Name, func(w *window) (time.Duration, time.Duration) { return w.ServerWait, w.ClientWait })
+		}),
+		r.row("other processes' use of server / generator core", func(s *server) string {
+			return r.share(s.Name, func(w *window) (time.Duration, time.Duration) { return w.OthersServerCore, w.OthersClientCore })
 		}),
 		r.row("RSS idle -> after load", func(s *server) string { return fmt.Sprintf("%.1f -> %.1f MB", mb(s.IdleRSS), mb(s.LoadRSS)) }),
 		r.row("HTTP protocol", func(s *server) string { return s.Proto }),

@@ -216,7 +216,13 @@ var testUsers = []struct{ name, groups string }{
 	{"lat-uncached", "dev"},
 	{"pol-alice", "team-a"},
 	{"pol-bob", "team-b"},
+	// warrant-admission's identity (deploy/warrant.yaml's service account, authenticated by a
+	// static token here): its cluster cache runs with exactly the shipped ClusterRole.
+	{warrantSA, "system:serviceaccounts,system:serviceaccounts:warrant-system"},
 }
+
+// warrantSA is the user name of deploy/warrant.yaml's service account.
+const warrantSA = "system:serviceaccount:warrant-system:warrant"
 
 type env struct {
 	dir         string
@@ -514,7 +520,11 @@ current-context: c
 	}
 	_ = json.Unmarshal(v, &ver)
 	fmt.Printf("kube-apiserver %s ready at %s and %s; warrant at %s\n", ver.ServerVersion.GitVersion, e.shipped.url, e.scenarios.url, e.warrantURL)
-	// The validation ring, once the API server it watches is up.
+	// The validation ring, once the API server it watches is up and the shipped cluster
+	// service (namespace, service account, ClusterRole and binding) is installed in it.
+	if err := e.installClusterService(); err != nil {
+		return err
+	}
 	return e.startRing()
 }
 

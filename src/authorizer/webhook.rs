@@ -24,6 +24,7 @@ pub mod client;
 pub mod error;
 pub mod flight;
 pub mod kubeconfig;
+pub mod media_type;
 pub mod metrics;
 pub mod retry;
 

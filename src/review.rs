@@ -10,6 +10,7 @@
 mod decode;
 mod decoded;
 mod error;
+mod extra_map;
 mod json_object;
 mod omit_empty;
 mod request;

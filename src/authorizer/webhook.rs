@@ -35,7 +35,7 @@ use crate::decision::{Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
 use crate::review::{canonical_spec_json, encode_request};
 use bytes::Bytes;
-use cache::{CachePolicy, VerdictCache, is_cacheable};
+use cache::{CacheBytes, CachePolicy, VerdictCache, is_cacheable};
 use client::{AttemptDeadline, Client, ClientError, DownstreamStatus};
 use error::WebhookError;
 use flight::{Flights, Role};
@@ -63,6 +63,8 @@ pub struct WebhookRuntime {
     pub metrics: Families,
     /// The retry schedule (upstream's unless a test changed it).
     pub backoff: Backoff,
+    /// The byte bound of each webhook's verdict cache.
+    pub cache_bytes: CacheBytes,
 }
 
 /// What makes two builds of one webhook the same: if equal, its cache carries over a reload.
@@ -72,6 +74,7 @@ struct Fingerprint {
     failure_policy: FailurePolicy,
     material: [u8; 32],
     backoff: Backoff,
+    cache_bytes: CacheBytes,
 }
 
 /// The live part of one downstream webhook: client, cache, flights, metrics.
@@ -144,6 +147,7 @@ impl Core {
             failure_policy,
             material: connection.digest,
             backoff: runtime.backoff,
+            cache_bytes: runtime.cache_bytes,
         };
         if let Some(prev) = previous
             && prev.fingerprint == fingerprint
@@ -155,13 +159,16 @@ impl Core {
                 kubeconfig: settings.kubeconfig.clone(),
                 source,
             })?;
-        let cache = VerdictCache::new(CachePolicy {
-            authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
-            unauthorized: settings
-                .cache_unauthorized
-                .then_some(settings.unauthorized_ttl),
-            stale_if_error: settings.stale_if_error.unwrap_or(Duration::ZERO),
-        });
+        let cache = VerdictCache::new(
+            CachePolicy {
+                authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
+                unauthorized: settings
+                    .cache_unauthorized
+                    .then_some(settings.unauthorized_ttl),
+                stale_if_error: settings.stale_if_error.unwrap_or(Duration::ZERO),
+            },
+            runtime.cache_bytes,
+        );
         Ok(Arc::new(Core {
             name: name.clone(),
             fingerprint,

@@ -184,10 +184,18 @@ impl Core {
         &self.fingerprint.settings
     }
 
-    /// The cache key of a review, and whether its answer may be stored.
+    /// The cache key of a review, and whether its answer may be stored. Upstream keys its cache
+    /// by the canonical JSON of the spec itself; warrant keys it by that JSON's SHA-256, so an
+    /// entry is small whatever the requester put in its user, groups and extra. Evicted
+    /// entries are freed lazily (moka's table reclaims memory by epoch), so with keys of
+    /// requester-chosen size a flood of unique reviews held many times the cache's bound.
     pub fn key(input: &Input) -> (Arc<str>, bool) {
+        use base64::Engine;
+        use sha2::{Digest, Sha256};
         let spec = input.review.spec();
-        (canonical_spec_json(spec).into(), is_cacheable(spec))
+        let digest = Sha256::digest(canonical_spec_json(spec).as_bytes());
+        let key = base64::engine::general_purpose::STANDARD_NO_PAD.encode(digest);
+        (key.into(), is_cacheable(spec))
     }
 
     /// A fresh cached verdict for `key`, if any; counts the hit. (The cache-hit fast path.)

@@ -1,12 +1,15 @@
 //! The verdict cache of one downstream webhook (upstream: an LRU of 8192 entries with per-entry
-//! expiry, `webhook.go`). moka holds each status under the canonical JSON of the v1 spec.
+//! expiry, `webhook.go`). moka holds each status under a digest of the canonical JSON of the v1
+//! spec.
 //!
 //! An entry is *fresh* for `authorizedTTL` when `allowed` is true (also when `denied` is true as
 //! well) and `unauthorizedTTL` otherwise; moka keeps it for that TTL plus `staleIfError`, so an
-//! expired verdict can still be served when the downstream fails. The cache is bounded by
-//! entries and by bytes at once: an entry weighs its key and reason plus [`ENTRY_OVERHEAD`], and
+//! expired verdict can still be served when the downstream fails. Keys are digests of the
+//! canonical spec (`Core::key`), so entries are small; the cache is bounded by entries and by
+//! bytes at once: an entry weighs its key and reason plus [`ENTRY_OVERHEAD`], and
 //! at least [`CacheBytes`] / [`MAX_ENTRIES`], so at most [`MAX_ENTRIES`] small entries fit and
-//! large ones are bounded by bytes. Upstream bounds entries only (its keys are bounded by the
+//! entries with long reasons are bounded by bytes. (Memory of an evicted entry returns lazily:
+//! moka's table frees it once no thread can still be reading it.) Upstream bounds entries only (its keys are bounded by the
 //! request size); kube-apiserver has no flag for it, so the byte bound is warrant's own
 //! `--webhook-cache-max-bytes`, per Webhook entry.
 

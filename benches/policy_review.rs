@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     let spec = input.review.spec();
-    let sel = warrant::cel::SelectorUse::default();
+    let sel = warrant::cel::RequestUse::default();
     c.bench_function("bind_review", |b| {
         b.iter(|| black_box(warrant::cel::Bound::new(black_box(spec), input.now, sel)))
     });

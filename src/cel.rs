@@ -17,7 +17,7 @@ mod signatures;
 mod tests;
 mod types;
 
-pub use bind::SelectorUse;
+pub use bind::RequestUse;
 pub use limits::{MAX_EXPRESSION_BYTES, MAX_NESTING, MAX_TREE_DEPTH, STEP_BUDGET};
 
 use check::Declarations;
@@ -129,7 +129,7 @@ fn environment() -> Result<&'static Environment, CompileError> {
 pub struct Expression {
     source: Arc<str>,
     ast: Arc<IdedExpr>,
-    selectors: SelectorUse,
+    uses: RequestUse,
     reads_verb: bool,
 }
 
@@ -222,14 +222,14 @@ impl Expression {
         literal_patterns(ast).map_err(|(node, message)| {
             CompileError::Compilation(report(source, program.source_info(), node, &message))
         })?;
-        let selectors = selector_use(ast);
+        let uses = request_use(ast);
         let reads_verb = selects(ast, "verb");
         let mut ast = ast.clone();
         instrument(&mut ast);
         Ok(Self {
             source: source.into(),
             ast: Arc::new(ast),
-            selectors,
+            uses,
             reads_verb,
         })
     }
@@ -239,9 +239,9 @@ impl Expression {
         &self.source
     }
 
-    /// Which selectors the expression reads.
-    pub fn selectors(&self) -> SelectorUse {
-        self.selectors
+    /// Which optional parts of `request` the expression reads.
+    pub fn uses(&self) -> RequestUse {
+        self.uses
     }
 
     /// Whether the expression reads a `verb` field anywhere (of `resourceAttributes` or
@@ -286,20 +286,16 @@ impl fmt::Debug for Bound<'_> {
 }
 
 impl<'v> Bound<'v> {
-    /// Binds `spec` as `request` (with the selectors the expressions use) and `now`; the
+    /// Binds `spec` as `request` (with the optional parts the expressions use) and `now`; the
     /// bound value borrows the review's strings.
-    pub fn new(
-        spec: &'v SubjectAccessReviewSpec,
-        now: DateTime<Utc>,
-        selectors: SelectorUse,
-    ) -> Self {
+    pub fn new(spec: &'v SubjectAccessReviewSpec, now: DateTime<Utc>, uses: RequestUse) -> Self {
         let env = match environment() {
             Ok(env) => Arc::clone(&env.env),
             // Unreachable once any expression compiled; an empty env fails every evaluation.
             Err(_) => Arc::new(engine::Env::default()),
         };
         let mut context = engine::Context::with_env(env);
-        context.add_variable_as_val("request", bind::request(spec, selectors));
+        context.add_variable_as_val("request", bind::request(spec, uses));
         context.add_variable_as_val(
             "now",
             Box::new(engine::common::types::CelTimestamp::from(
@@ -410,7 +406,6 @@ fn children<'a>(e: &'a IdedExpr, f: &mut dyn FnMut(&'a IdedExpr)) {
     }
 }
 
-/// Like upstream, notes whether `fieldSelector` / `labelSelector` is selected anywhere.
 /// Whether `e` selects `field` anywhere (`x.field` or `x.?field`).
 fn selects(e: &IdedExpr, field: &str) -> bool {
     let here = match &e.expr {
@@ -426,8 +421,16 @@ fn selects(e: &IdedExpr, field: &str) -> bool {
     here || below
 }
 
-fn selector_use(e: &IdedExpr) -> SelectorUse {
-    let mut used = SelectorUse::default();
+/// The optional parts of `request` that `e` reads.
+fn request_use(e: &IdedExpr) -> RequestUse {
+    let mut used = selector_use(e);
+    used.extra = reads_extra(e);
+    used
+}
+
+/// Like upstream, notes whether `fieldSelector` / `labelSelector` is selected anywhere.
+fn selector_use(e: &IdedExpr) -> RequestUse {
+    let mut used = RequestUse::default();
     let field = match &e.expr {
         Expr::Select(s) => Some(s.field.as_str()),
         Expr::Call(c) if c.func_name == operators::OPT_SELECT => match c.args.get(1) {
@@ -446,6 +449,41 @@ fn selector_use(e: &IdedExpr) -> SelectorUse {
     }
     children(e, &mut |c| used = used.union(selector_use(c)));
     used
+}
+
+/// The field `e` selects from `request` (`request.f` or `request.?f`), if that is what it is.
+fn request_field(e: &IdedExpr) -> Option<&str> {
+    let is_request = |o: &IdedExpr| matches!(&o.expr, Expr::Ident(name) if name == "request");
+    match &e.expr {
+        Expr::Select(s) if is_request(&s.operand) => Some(s.field.as_str()),
+        Expr::Call(c) if c.func_name == operators::OPT_SELECT => match c.args.as_slice() {
+            [
+                operand,
+                IdedExpr {
+                    expr: Expr::Literal(LiteralValue::String(f)),
+                    ..
+                },
+            ] if is_request(operand) => Some(f.inner()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether `e` may read `request.extra`: it selects it, or uses `request` other than by
+/// selecting a field of it (`dyn(request)['extra']`, say). Only an expression that surely
+/// does not is evaluated without it, which saves building a map of every extra key per
+/// review (issue 15, finding 9).
+fn reads_extra(e: &IdedExpr) -> bool {
+    if let Some(field) = request_field(e) {
+        return field == "extra";
+    }
+    if matches!(&e.expr, Expr::Ident(name) if name == "request") {
+        return true;
+    }
+    let mut reads = false;
+    children(e, &mut |c| reads = reads || reads_extra(c));
+    reads
 }
 
 /// Conversions of literals (`int('x')`, `duration('x')`, `uint(-1)`...) are evaluated at load

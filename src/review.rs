@@ -17,6 +17,7 @@ mod conditions_review;
 mod decode;
 mod decoded;
 mod error;
+mod extra_map;
 mod json_object;
 mod omit_empty;
 mod request;

@@ -7,6 +7,7 @@
 
 use super::conditional::{self, Catalog, Union};
 use super::metrics::{EntryMetrics, Families};
+use super::webhook::cache::CacheBytes;
 use super::webhook::retry::Backoff;
 use super::webhook::{self, WebhookRuntime, WebhookStates};
 use super::{
@@ -52,6 +53,8 @@ pub struct BuildContext<'a> {
     pub metrics: Families,
     /// The retry schedule of webhook authorizers (upstream's unless a test changed it).
     pub webhook_backoff: Backoff,
+    /// The byte bound of each webhook's verdict cache (`--webhook-cache-max-bytes`).
+    pub webhook_cache: CacheBytes,
     /// The chain being replaced, if any.
     pub previous: Option<&'a Chain>,
 }
@@ -435,6 +438,7 @@ fn build_webhook(
     let runtime = WebhookRuntime {
         metrics: ctx.metrics.clone(),
         backoff: ctx.webhook_backoff,
+        cache_bytes: ctx.webhook_cache,
     };
     webhook::Core::build(&a.name, settings, a.failure_policy, &runtime, previous).map_err(
         |source| BuildError::Webhook {

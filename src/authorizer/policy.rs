@@ -9,7 +9,7 @@
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::cel::{Bound, SelectorUse};
+use crate::cel::{Bound, RequestUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Shadow, Verdict};
 use crate::names::AuthorizerName;
@@ -21,7 +21,7 @@ use prometheus_client::metrics::counter::Counter;
 pub struct Policy {
     deny: Box<[Rule]>,
     allow: Box<[Rule]>,
-    selectors: SelectorUse,
+    uses: RequestUse,
 }
 
 /// A rule and its `warrant_policy_rule_matches` series.
@@ -48,13 +48,14 @@ impl Policy {
         };
         let (deny, allow): (Vec<_>, Vec<_>) =
             spec.rules.iter().partition(|r| r.effect == Effect::Deny);
-        let selectors = spec.rules.iter().fold(SelectorUse::default(), |u, r| {
-            u.union(r.expression.selectors())
-        });
+        let uses = spec
+            .rules
+            .iter()
+            .fold(RequestUse::default(), |u, r| u.union(r.expression.uses()));
         Self {
             deny: deny.into_iter().map(rule).collect(),
             allow: allow.into_iter().map(rule).collect(),
-            selectors,
+            uses,
         }
     }
 
@@ -64,7 +65,7 @@ impl Policy {
     /// policy. (When an enforced rule fails the policy, the error is the answer and the shadows
     /// met before it are not reported.)
     pub fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
-        let bound = Bound::new(input.review.spec(), input.now, self.selectors);
+        let bound = Bound::new(input.review.spec(), input.now, self.uses);
         let mut shadows = Vec::new();
         let mut collected = Collected::default();
         for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {

@@ -24,6 +24,7 @@ pub mod client;
 pub mod error;
 pub mod flight;
 pub mod kubeconfig;
+pub mod media_type;
 pub mod metrics;
 pub mod retry;
 
@@ -34,7 +35,7 @@ use crate::decision::{Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
 use crate::review::{canonical_spec_json, encode_request};
 use bytes::Bytes;
-use cache::{CachePolicy, VerdictCache, is_cacheable};
+use cache::{CacheBytes, CachePolicy, VerdictCache, is_cacheable};
 use client::{AttemptDeadline, Client, ClientError, DownstreamStatus};
 use error::WebhookError;
 use flight::{Flights, Role};
@@ -62,6 +63,8 @@ pub struct WebhookRuntime {
     pub metrics: Families,
     /// The retry schedule (upstream's unless a test changed it).
     pub backoff: Backoff,
+    /// The byte bound of each webhook's verdict cache.
+    pub cache_bytes: CacheBytes,
 }
 
 /// What makes two builds of one webhook the same: if equal, its cache carries over a reload.
@@ -71,6 +74,7 @@ struct Fingerprint {
     failure_policy: FailurePolicy,
     material: [u8; 32],
     backoff: Backoff,
+    cache_bytes: CacheBytes,
 }
 
 /// The live part of one downstream webhook: client, cache, flights, metrics.
@@ -143,6 +147,7 @@ impl Core {
             failure_policy,
             material: connection.digest,
             backoff: runtime.backoff,
+            cache_bytes: runtime.cache_bytes,
         };
         if let Some(prev) = previous
             && prev.fingerprint == fingerprint
@@ -154,13 +159,16 @@ impl Core {
                 kubeconfig: settings.kubeconfig.clone(),
                 source,
             })?;
-        let cache = VerdictCache::new(CachePolicy {
-            authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
-            unauthorized: settings
-                .cache_unauthorized
-                .then_some(settings.unauthorized_ttl),
-            stale_if_error: settings.stale_if_error.unwrap_or(Duration::ZERO),
-        });
+        let cache = VerdictCache::new(
+            CachePolicy {
+                authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
+                unauthorized: settings
+                    .cache_unauthorized
+                    .then_some(settings.unauthorized_ttl),
+                stale_if_error: settings.stale_if_error.unwrap_or(Duration::ZERO),
+            },
+            runtime.cache_bytes,
+        );
         Ok(Arc::new(Core {
             name: name.clone(),
             fingerprint,
@@ -176,10 +184,18 @@ impl Core {
         &self.fingerprint.settings
     }
 
-    /// The cache key of a review, and whether its answer may be stored.
+    /// The cache key of a review, and whether its answer may be stored. Upstream keys its cache
+    /// by the canonical JSON of the spec itself; warrant keys it by that JSON's SHA-256, so an
+    /// entry is small whatever the requester put in its user, groups and extra. Evicted
+    /// entries are freed lazily (moka's table reclaims memory by epoch), so with keys of
+    /// requester-chosen size a flood of unique reviews held many times the cache's bound.
     pub fn key(input: &Input) -> (Arc<str>, bool) {
+        use base64::Engine;
+        use sha2::{Digest, Sha256};
         let spec = input.review.spec();
-        (canonical_spec_json(spec).into(), is_cacheable(spec))
+        let digest = Sha256::digest(canonical_spec_json(spec).as_bytes());
+        let key = base64::engine::general_purpose::STANDARD_NO_PAD.encode(digest);
+        (key.into(), is_cacheable(spec))
     }
 
     /// A fresh cached verdict for `key`, if any; counts the hit. (The cache-hit fast path.)

@@ -20,7 +20,7 @@ fn alice2() -> SubjectAccessReviewSpec {
 fn eval(src: &str, spec: &SubjectAccessReviewSpec) -> Result<bool, String> {
     let e =
         Expression::compile(src, Variables::RequestAndNow).map_err(|e| format!("compile: {e}"))?;
-    let bound = Bound::new(spec, chrono::Utc::now(), e.selectors());
+    let bound = Bound::new(spec, chrono::Utc::now(), e.uses());
     e.evaluate(&bound).map_err(|e| format!("eval: {e}"))
 }
 
@@ -253,4 +253,45 @@ fn issue_15_3_replace_and_join_are_charged_before_they_allocate() {
     ] {
         assert_eq!(eval(src, &a), Ok(true), "{src}");
     }
+}
+
+/// Issue 15, finding 9: `extra` is bound only for an expression that may read it, and every
+/// way of reading it (selection, `has`, optional selection, `request` used whole) keeps it.
+#[test]
+fn issue_15_9_extra_is_bound_only_when_it_may_be_read() {
+    let reads = |src: &str| {
+        Expression::compile(src, Variables::RequestAndNow)
+            .unwrap()
+            .uses()
+            .extra
+    };
+    for src in [
+        "'key1' in request.extra",
+        "has(request.extra)",
+        "request.?extra.orValue({}).size() > 0",
+        "dyn(request)['extra'].size() > 0",
+        "[request].size() == 1",
+        "request.user == 'a' || request.extra.size() == 0",
+    ] {
+        assert!(reads(src), "{src}");
+        assert!(eval(src, &alice()).is_ok(), "{src}");
+    }
+    for src in [
+        "request.user == 'alice'",
+        "request.resourceAttributes.verb == 'get'",
+        "[{'extra': 1}].all(m, m.extra == 1)",
+    ] {
+        assert!(!reads(src), "{src}");
+    }
+    assert_eq!(
+        eval("dyn(request)['extra']['key1'][0] == 'a'", &alice()),
+        Ok(true)
+    );
+    assert_eq!(
+        eval(
+            "request.?extra.key1.orValue([]) == ['a', 'b', 'c']",
+            &alice()
+        ),
+        Ok(true)
+    );
 }

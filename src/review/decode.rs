@@ -36,7 +36,7 @@ struct WireSpec {
     group: Option<Vec<String>>,
     #[serde(default)]
     uid: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::extra_map::deserialize")]
     extra: Option<BTreeMap<String, Vec<String>>>,
     #[serde(default)]
     resource_attributes: Option<ResourceAttributes>,

@@ -67,7 +67,7 @@ fn warrant_outcome(
         Err(e) => return ("compile_error".into(), e.to_string()),
     };
     let now = chrono::Utc::now();
-    let bound = Bound::new(spec, now, compiled.selectors());
+    let bound = Bound::new(spec, now, compiled.uses());
     match compiled.evaluate(&bound) {
         Ok(b) => (b.to_string(), String::new()),
         Err(e) => ("eval_error".into(), e.to_string()),

@@ -10,6 +10,7 @@ mod cluster;
 mod cluster_apiserver;
 mod guard;
 mod http;
+mod lifecycle;
 mod properties;
 mod reload;
 mod replay;

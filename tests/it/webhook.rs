@@ -6,7 +6,7 @@
 mod cache;
 mod connection;
 mod failures;
-mod fault;
+pub mod fault;
 mod request;
 
 use crate::support::*;

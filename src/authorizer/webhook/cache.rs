@@ -1,11 +1,17 @@
 //! The verdict cache of one downstream webhook (upstream: an LRU of 8192 entries with per-entry
-//! expiry, `webhook.go`). moka holds each status under the canonical JSON of the v1 spec.
+//! expiry, `webhook.go`). moka holds each status under a digest of the canonical JSON of the v1
+//! spec.
 //!
 //! An entry is *fresh* for `authorizedTTL` when `allowed` is true (also when `denied` is true as
 //! well) and `unauthorizedTTL` otherwise; moka keeps it for that TTL plus `staleIfError`, so an
-//! expired verdict can still be served when the downstream fails. The cache is bounded by
-//! entries and by bytes at once: every entry weighs at least [`MAX_BYTES`] / [`MAX_ENTRIES`],
-//! so at most [`MAX_ENTRIES`] small entries fit, and large ones are bounded by bytes.
+//! expired verdict can still be served when the downstream fails. Keys are digests of the
+//! canonical spec (`Core::key`), so entries are small; the cache is bounded by entries and by
+//! bytes at once: an entry weighs its key and reason plus [`ENTRY_OVERHEAD`], and
+//! at least [`CacheBytes`] / [`MAX_ENTRIES`], so at most [`MAX_ENTRIES`] small entries fit and
+//! entries with long reasons are bounded by bytes. (Memory of an evicted entry returns lazily:
+//! moka's table frees it once no thread can still be reading it.) Upstream bounds entries only (its keys are bounded by the
+//! request size); kube-apiserver has no flag for it, so the byte bound is warrant's own
+//! `--webhook-cache-max-bytes`, per Webhook entry.
 
 use super::client::DownstreamStatus;
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
@@ -14,8 +20,21 @@ use std::time::{Duration, Instant};
 
 /// At most this many entries (upstream's cache size).
 pub const MAX_ENTRIES: u64 = 8192;
-/// At most this many bytes of keys and reasons.
-pub const MAX_BYTES: u64 = 32 << 20;
+/// The default byte bound of one webhook's cache.
+pub const DEFAULT_MAX_BYTES: u64 = 32 << 20;
+/// What one entry costs besides its key and reason: the key's and status's allocations, and
+/// moka's node, deque and timer-wheel bookkeeping (measured at about 300 bytes; rounded up).
+pub const ENTRY_OVERHEAD: usize = 512;
+
+/// The most bytes one webhook's verdict cache holds (`--webhook-cache-max-bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CacheBytes(pub u64);
+
+impl Default for CacheBytes {
+    fn default() -> Self {
+        Self(DEFAULT_MAX_BYTES)
+    }
+}
 /// Requests whose requester-controlled attributes are this long or longer are not cached
 /// (upstream `shouldCache`, `maxControlledAttrCacheSize`).
 pub const MAX_CACHEABLE_ATTRIBUTES: usize = 10_000;
@@ -99,19 +118,20 @@ impl std::fmt::Debug for VerdictCache {
     }
 }
 
-fn weight(key: &Arc<str>, value: &CachedStatus) -> u32 {
-    let bytes = key.len() + value.status.reason.len() + 64;
-    let floor = (MAX_BYTES / MAX_ENTRIES) as usize;
+/// An entry's weight under `bound`: its bytes, and at least a [`MAX_ENTRIES`]th of the bound.
+fn weight(bound: CacheBytes, key: &str, value: &CachedStatus) -> u32 {
+    let bytes = key.len() + value.status.reason.len() + ENTRY_OVERHEAD;
+    let floor = usize::try_from(bound.0 / MAX_ENTRIES).unwrap_or(usize::MAX);
     u32::try_from(bytes.max(floor)).unwrap_or(u32::MAX)
 }
 
 impl VerdictCache {
-    /// An empty cache with `policy`.
-    pub fn new(policy: CachePolicy) -> Self {
+    /// An empty cache with `policy`, holding at most `bound` bytes.
+    pub fn new(policy: CachePolicy, bound: CacheBytes) -> Self {
         Self {
             entries: moka::sync::Cache::builder()
-                .max_capacity(MAX_BYTES)
-                .weigher(weight)
+                .max_capacity(bound.0)
+                .weigher(move |k: &Arc<str>, v: &CachedStatus| weight(bound, k, v))
                 .expire_after(Lifetime)
                 .build(),
             policy,
@@ -200,7 +220,7 @@ mod tests {
             unauthorized: None,
             stale_if_error: Duration::from_secs(60),
         };
-        let c = VerdictCache::new(policy);
+        let c = VerdictCache::new(policy, CacheBytes::default());
         let now = Instant::now();
         c.store("a".into(), status(true), now);
         c.store("d".into(), status(false), now);
@@ -214,16 +234,34 @@ mod tests {
 
     #[test]
     fn entries_are_bounded() {
-        let c = VerdictCache::new(CachePolicy {
-            authorized: Some(Duration::from_secs(300)),
-            unauthorized: Some(Duration::from_secs(300)),
-            stale_if_error: Duration::ZERO,
-        });
+        let c = VerdictCache::new(always(), CacheBytes::default());
         let now = Instant::now();
         for i in 0..(MAX_ENTRIES + 2000) {
             c.store(format!("key-{i}").into(), status(true), now);
         }
         assert!(c.len() <= MAX_ENTRIES, "{}", c.len());
+    }
+
+    fn always() -> CachePolicy {
+        CachePolicy {
+            authorized: Some(Duration::from_secs(300)),
+            unauthorized: Some(Duration::from_secs(300)),
+            stale_if_error: Duration::ZERO,
+        }
+    }
+
+    /// Large keys are bounded by bytes, not by the entry count: 1 MiB holds at most 64 entries
+    /// of 16 KiB.
+    #[test]
+    fn large_entries_are_bounded_by_weight() {
+        let c = VerdictCache::new(always(), CacheBytes(1 << 20));
+        let now = Instant::now();
+        let big = "x".repeat(16 << 10);
+        for i in 0..1000 {
+            c.store(format!("{i}{big}").into(), status(true), now);
+        }
+        assert!(c.len() <= 64, "{}", c.len());
+        assert!(c.len() >= 32, "{}", c.len());
     }
 
     /// Spec vector 8's rule, at the 10,000 boundary.

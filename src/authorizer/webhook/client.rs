@@ -8,6 +8,7 @@
 
 use super::error::{CallError, DecodeError, StatusReason, TransportError};
 use super::kubeconfig::{Connection, Credentials};
+use super::media_type;
 use crate::review::ApiVersion;
 use crate::review::refuse_array;
 use bytes::Bytes;
@@ -300,16 +301,22 @@ struct ApiStatusDetails {
     retry_after_seconds: i64,
 }
 
-/// The media type of a `Content-Type`, lower case, without parameters.
-fn media_type(headers: &HeaderMap) -> Option<String> {
-    let raw = headers.get(CONTENT_TYPE)?.to_str().unwrap_or("");
-    Some(
-        raw.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase(),
-    )
+/// The answer's media type as client-go settles it (see [`super::media_type`]): the webhook
+/// client's `application/json` when there is no `Content-Type` or an empty one; Go's
+/// `mime.ParseMediaType` of it otherwise, whose failure fails the attempt whatever the code.
+fn media_type(code: u16, headers: &HeaderMap) -> Result<String, CallError> {
+    let raw = headers
+        .get(CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    if raw.is_empty() {
+        return Ok("application/json".to_owned());
+    }
+    media_type::parse(&raw).map_err(|error| CallError::MediaType {
+        code,
+        content_type: raw,
+        error,
+    })
 }
 
 fn decode(
@@ -319,24 +326,20 @@ fn decode(
     body: &[u8],
     retry_after: Option<u64>,
 ) -> Result<DownstreamStatus, CallError> {
-    let media = media_type(headers);
-    let shown = media.clone().unwrap_or_else(|| "application/json".into());
+    let media = media_type(code, headers)?;
     // kube-apiserver's webhook client registers one serializer with no media type, which
     // matches any (`pkg/util/webhook/webhook.go`, apimachinery `SerializerInfoForMediaType`):
     // every body is decoded as JSON whatever its Content-Type, Status bodies of errors too.
     if !(200..=206).contains(&code) {
-        return Err(status_error(
-            code,
-            media.as_deref(),
-            true,
-            body,
-            retry_after,
-        ));
+        // client-go's `isTextResponse`: text without a Content-Type, or with a text/ type.
+        let is_text =
+            headers.get(CONTENT_TYPE).is_none_or(|v| v.is_empty()) || media.starts_with("text/");
+        return Err(status_error(code, is_text, true, body, retry_after));
     }
     if body.is_empty() {
         return Err(CallError::Decode(DecodeError::Empty {
             code,
-            content_type: shown,
+            content_type: media,
         }));
     }
     let json = |e| CallError::Decode(DecodeError::Json(Arc::new(e)));
@@ -373,7 +376,7 @@ fn decode(
 /// apimachinery's `NewGenericServerResponse` text for the code.
 fn status_error(
     code: u16,
-    media: Option<&str>,
+    is_text: bool,
     is_json: bool,
     body: &[u8],
     retry_after: Option<u64>,
@@ -398,7 +401,6 @@ fn status_error(
             retry_after: from_details.or(retry_after),
         };
     }
-    let is_text = media.is_none_or(|m| m.starts_with("text/"));
     let server_message = if is_text && body.len() <= MAX_UNSTRUCTURED_TEXT {
         String::from_utf8_lossy(body).trim().to_owned()
     } else {
@@ -508,6 +510,42 @@ mod tests {
             e.to_string(),
             "cannot decode the downstream's answer: answer apiVersion \"authorization.k8s.io/v1\" does not match the request's \"authorization.k8s.io/v1beta1\""
         );
+    }
+
+    /// Issue 15, finding 8: an unparseable Content-Type fails the attempt whatever the code, as
+    /// client-go's `mime.ParseMediaType` check does; none or an empty one means JSON.
+    #[test]
+    fn issue_15_8_unparseable_content_type_is_a_retried_failure() {
+        let ok = br#"{"apiVersion":"authorization.k8s.io/v1","status":{"allowed":true}}"#;
+        for code in [200, 404, 500] {
+            let e = decode(
+                ApiVersion::V1,
+                code,
+                &headers(Some("application/")),
+                ok,
+                None,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(e, CallError::MediaType { code: c, .. } if c == code),
+                "{e:?}"
+            );
+            assert!(e.is_retried());
+        }
+        let e = decode(ApiVersion::V1, 200, &headers(Some("a/b; c")), ok, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Internal error occurred: mime: invalid media parameter (Content-Type \"a/b; c\", HTTP 200)"
+        );
+        for ct in [
+            None,
+            Some(""),
+            Some("json"),
+            Some("text/html; charset=utf-8"),
+        ] {
+            let s = decode(ApiVersion::V1, 200, &headers(ct), ok, None).unwrap();
+            assert!(s.allowed, "{ct:?}");
+        }
     }
 
     /// Issue 15, finding 5: an answer (or its status) in serde's sequence form is refused, as

@@ -500,6 +500,9 @@ func (e *env) setup() error {
 		args := common(spec.name, port, authz)
 		if spec.name == "scenarios" {
 			args = append(args, ringArgs...)
+			// Constrained impersonation (alpha in 1.35, on by default from 1.36): the API
+			// server then asks warrant the new verbs (impersonation_test.go).
+			args = append(args, "--feature-gates=ConstrainedImpersonation=true")
 		}
 		p, err := startProc(e.dir, "kube-apiserver-"+spec.name, filepath.Join(e.kubeBin, "kube-apiserver"), args...)
 		if err != nil {

@@ -80,46 +80,6 @@ pub fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catalog)> {
     Some((map, catalog))
 }
 
-/// The possible outcomes of a decision, as `PossibleDecisions` gives them: (allow, deny,
-/// no opinion).
-fn possible(d: &ConditionsAwareDecision) -> (bool, bool, bool) {
-    match d.decision_type {
-        DecisionType::Allow => (true, false, false),
-        DecisionType::Deny => (false, true, false),
-        DecisionType::NoOpinion => (false, false, true),
-        DecisionType::ConditionsMap => {
-            d.conditions_map.as_ref().map_or((false, false, true), |m| {
-                (
-                    !m.allow_conditions.is_empty(),
-                    !m.deny_conditions.is_empty(),
-                    true,
-                )
-            })
-        }
-        DecisionType::Union => {
-            let mut acc = (false, false, true);
-            let mut decided = false;
-            for m in &d.union {
-                let (a, de, n) = possible(&m.decision);
-                acc = (acc.0 || a, acc.1 || de, acc.2 || n);
-                decided |= contains_unconditional(&m.decision);
-            }
-            if decided {
-                acc.2 = false;
-            }
-            acc
-        }
-    }
-}
-
-fn contains_unconditional(d: &ConditionsAwareDecision) -> bool {
-    match d.decision_type {
-        DecisionType::Allow | DecisionType::Deny => true,
-        DecisionType::Union => d.union.iter().any(|m| contains_unconditional(&m.decision)),
-        _ => false,
-    }
-}
-
 /// The sub-decisions of one chain run, collected as union.go collects them.
 #[derive(Debug, Default)]
 pub struct Union {
@@ -148,8 +108,12 @@ impl Union {
     /// The union, or `None` when one outcome is certain (then the unconditional answer stands).
     pub fn to_decision(self) -> Option<ConditionsAwareDecision> {
         let union = ConditionsAwareDecision::union(self.members);
-        let (a, d, n) = possible(&union);
-        (u8::from(a) + u8::from(d) + u8::from(n) > 1).then_some(union)
+        (union.outcomes().count() > 1).then_some(union)
+    }
+
+    /// The union as it stands, however many outcomes it has.
+    pub fn into_decision(self) -> ConditionsAwareDecision {
+        ConditionsAwareDecision::union(self.members)
     }
 }
 
@@ -253,7 +217,7 @@ pub fn policy_catalog(spec: &crate::config::model::PolicySpec) -> Catalog {
 
 /// The decision to fail closed to for `d` (`FailureDecision`): Deny when Deny is possible.
 pub fn failure(d: &ConditionsAwareDecision, reason: &str, error: &str) -> ConditionsAwareDecision {
-    if possible(d).1 {
+    if d.outcomes().deny {
         ConditionsAwareDecision::deny(reason, error)
     } else {
         ConditionsAwareDecision::no_opinion(reason, error)

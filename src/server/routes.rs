@@ -227,7 +227,7 @@ async fn authorize(
     // kube-apiserver sends its AuthorizationConditionsReviews to the same endpoint unless the
     // webhook's conditionsReview names another kubeconfig context; TypeMeta tells them apart.
     if review::is_conditions_review(&body) {
-        return conditions_review(state, &body);
+        return conditions_review(state, &body).await;
     }
     if body.len() > MAX_BODY_BYTES {
         return Err(Rejection::TooLarge {
@@ -267,11 +267,17 @@ async fn authorize(
 /// An `AuthorizationConditionsReview` (KEP-5681): the conditions warrant authored, evaluated
 /// against the admission request the API server sends (the objects may be as large as an
 /// AdmissionReview's, hence its body limit).
-fn conditions_review(state: &AppState, body: &[u8]) -> Result<Response<Full<Bytes>>, Rejection> {
+async fn conditions_review(
+    state: &AppState,
+    body: &[u8],
+) -> Result<Response<Full<Bytes>>, Rejection> {
     let review = review::decode_conditions_review(body)?;
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
-    let decision = active.chain.evaluate_conditions(&review);
+    let decision = active
+        .chain
+        .evaluate_conditions(&review, Deadline::after(state.review_timeout))
+        .await;
     state
         .metrics
         .record_conditions_evaluation(decision.decision_type, started.elapsed());

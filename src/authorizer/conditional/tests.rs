@@ -54,6 +54,10 @@ async fn answer(chain: &Chain, review: review::Review) -> crate::authorizer::Ans
         .await
 }
 
+fn later() -> crate::authorizer::Deadline {
+    crate::authorizer::Deadline::after(std::time::Duration::from_secs(5))
+}
+
 fn ask_back(
     decision: &ConditionsAwareDecision,
     admission: serde_json::Value,
@@ -80,10 +84,12 @@ async fn guard_answers_an_opted_in_delete_with_deny_conditions() {
     let map = d.union[0].decision.conditions_map.as_ref().unwrap();
     assert_eq!(map.deny_conditions.len(), 2);
     assert_eq!(review::check_map(map), Ok(()));
-    let critical = chain.evaluate_conditions(&ask_back(
-        &d,
-        delete_of(json!({"warrant.dev/protection": "critical"})),
-    ));
+    let critical = chain
+        .evaluate_conditions(
+            &ask_back(&d, delete_of(json!({"warrant.dev/protection": "critical"}))),
+            later(),
+        )
+        .await;
     assert_eq!(critical.decision_type, DecisionType::Deny);
     assert!(
         critical
@@ -94,13 +100,17 @@ async fn guard_answers_an_opted_in_delete_with_deny_conditions() {
         critical.parts()
     );
     assert!(critical.parts().0.ends_with("[LABEL_PROTECTED]"));
-    let plain = chain.evaluate_conditions(&ask_back(&d, delete_of(json!({"app": "web"}))));
+    let plain = chain
+        .evaluate_conditions(&ask_back(&d, delete_of(json!({"app": "web"}))), later())
+        .await;
     assert_eq!(plain.decision_type, DecisionType::NoOpinion);
     // No labels at all: the guarded lookups do not error.
-    let bare = chain.evaluate_conditions(&ask_back(
-        &d,
-        json!({"uid": "u", "oldObject": {"metadata": {}}}),
-    ));
+    let bare = chain
+        .evaluate_conditions(
+            &ask_back(&d, json!({"uid": "u", "oldObject": {"metadata": {}}})),
+            later(),
+        )
+        .await;
     assert_eq!(bare.decision_type, DecisionType::NoOpinion);
 }
 
@@ -129,13 +139,17 @@ async fn policy_condition_allows_owners_only() {
         json!({"uid": "u2", "operation": "UPDATE", "userInfo": {"username": "jane", "groups": ["team-a"]},
         "object": {"metadata": {"labels": {"owner": owner}}}, "oldObject": {"metadata": {}}})
     };
-    let mine = chain.evaluate_conditions(&ask_back(&d, update("team-a")));
+    let mine = chain
+        .evaluate_conditions(&ask_back(&d, update("team-a")), later())
+        .await;
     assert_eq!(mine.decision_type, DecisionType::Allow);
     assert_eq!(
         mine.parts().0,
         "owners/owner-updates: owners may update their objects [OWNER_UPDATE]"
     );
-    let theirs = chain.evaluate_conditions(&ask_back(&d, update("team-b")));
+    let theirs = chain
+        .evaluate_conditions(&ask_back(&d, update("team-b")), later())
+        .await;
     assert_eq!(theirs.decision_type, DecisionType::NoOpinion);
     // Not opted in: an Allow-only condition folds to NoOpinion.
     let a = answer(&chain, sar("update", false)).await;
@@ -154,11 +168,15 @@ async fn tampered_or_unknown_conditions_fail_closed() {
         .unwrap()
         .deny_conditions[0]
         .condition = "false".into();
-    let r = chain.evaluate_conditions(&ask_back(&d, delete_of(json!({}))));
+    let r = chain
+        .evaluate_conditions(&ask_back(&d, delete_of(json!({}))), later())
+        .await;
     assert_eq!(r.decision_type, DecisionType::Deny);
     assert!(r.parts().1.contains("differs"));
     d.union[0].authorizer_name = "gone".into();
-    let r = chain.evaluate_conditions(&ask_back(&d, delete_of(json!({}))));
+    let r = chain
+        .evaluate_conditions(&ask_back(&d, delete_of(json!({}))), later())
+        .await;
     assert_eq!(r.decision_type, DecisionType::Deny);
 }
 

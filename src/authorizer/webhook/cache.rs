@@ -2,8 +2,11 @@
 //! expiry, `webhook.go`). moka holds each status under the canonical JSON of the v1 spec.
 //!
 //! An entry is *fresh* for `authorizedTTL` when `allowed` is true (also when `denied` is true as
-//! well) and `unauthorizedTTL` otherwise; moka keeps it for that TTL plus `staleIfError`, so an
-//! expired verdict can still be served when the downstream fails. The cache is bounded by
+//! well) or when it is a conditional decision the review asked for (upstream's
+//! `sendSARWebhook`, v0.38.0-beta.0), and `unauthorizedTTL` otherwise; moka keeps it for that TTL plus `staleIfError`, so an
+//! expired verdict can still be served when the downstream fails. Keys carry the
+//! `authorizationOptions` sent downstream (see `review::canonical_spec_json`), so a review that
+//! opted in to conditions and one that did not never share an entry. The cache is bounded by
 //! entries and by bytes at once: every entry weighs at least [`MAX_BYTES`] / [`MAX_ENTRIES`],
 //! so at most [`MAX_ENTRIES`] small entries fit, and large ones are bounded by bytes.
 
@@ -100,7 +103,7 @@ impl std::fmt::Debug for VerdictCache {
 }
 
 fn weight(key: &Arc<str>, value: &CachedStatus) -> u32 {
-    let bytes = key.len() + value.status.reason.len() + 64;
+    let bytes = key.len() + value.status.reason.len().max(value.status.body_bytes) + 64;
     let floor = (MAX_BYTES / MAX_ENTRIES) as usize;
     u32::try_from(bytes.max(floor)).unwrap_or(u32::MAX)
 }
@@ -128,9 +131,18 @@ impl VerdictCache {
         self.entries.get(key)
     }
 
-    /// Stores an answer if the policy keeps answers of its kind.
-    pub fn store(&self, key: Arc<str>, status: Arc<DownstreamStatus>, now: Instant) {
-        let ttl = if status.allowed {
+    /// Stores an answer if the policy keeps answers of its kind; `asked_conditions`: the review
+    /// sent downstream opted in to conditions (then a conditional answer counts as authorized).
+    pub fn store(
+        &self,
+        key: Arc<str>,
+        status: Arc<DownstreamStatus>,
+        now: Instant,
+        asked_conditions: bool,
+    ) {
+        let authorized =
+            status.allowed || (asked_conditions && status.conditional_decision.is_some());
+        let ttl = if authorized {
             self.policy.authorized
         } else {
             self.policy.unauthorized
@@ -188,8 +200,7 @@ mod tests {
     fn status(allowed: bool) -> Arc<DownstreamStatus> {
         Arc::new(DownstreamStatus {
             allowed,
-            denied: false,
-            reason: String::new(),
+            ..Default::default()
         })
     }
 
@@ -202,8 +213,8 @@ mod tests {
         };
         let c = VerdictCache::new(policy);
         let now = Instant::now();
-        c.store("a".into(), status(true), now);
-        c.store("d".into(), status(false), now);
+        c.store("a".into(), status(true), now, false);
+        c.store("d".into(), status(false), now, false);
         assert!(c.get("d").is_none(), "unauthorized caching is off");
         let e = c.get("a").unwrap();
         assert!(e.is_fresh(now));
@@ -221,9 +232,33 @@ mod tests {
         });
         let now = Instant::now();
         for i in 0..(MAX_ENTRIES + 2000) {
-            c.store(format!("key-{i}").into(), status(true), now);
+            c.store(format!("key-{i}").into(), status(true), now, false);
         }
         assert!(c.len() <= MAX_ENTRIES, "{}", c.len());
+    }
+
+    /// A conditional answer is kept for authorizedTTL only when the review asked for it.
+    #[test]
+    fn conditional_answers_take_the_authorized_ttl_when_asked_for() {
+        let c = VerdictCache::new(CachePolicy {
+            authorized: Some(Duration::from_secs(300)),
+            unauthorized: None,
+            stale_if_error: Duration::ZERO,
+        });
+        let conditional = Arc::new(DownstreamStatus {
+            conditional_decision: Some(crate::review::ConditionsAwareDecision::conditions(
+                Default::default(),
+            )),
+            ..Default::default()
+        });
+        let now = Instant::now();
+        c.store("asked".into(), conditional.clone(), now, true);
+        c.store("unasked".into(), conditional, now, false);
+        assert!(c.get("asked").is_some());
+        assert!(
+            c.get("unasked").is_none(),
+            "unrequested: unauthorizedTTL (off)"
+        );
     }
 
     /// Spec vector 8's rule, at the 10,000 boundary.

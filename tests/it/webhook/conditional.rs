@@ -293,3 +293,74 @@ async fn a_downstream_union_with_an_unconditional_allow_ends_the_chain() {
     assert!(e.contains("mismatch"), "{r}");
     w.stop().await;
 }
+
+/// The audit records written so far (at least `n`).
+async fn audit(w: &Warrant, n: usize) -> Vec<Value> {
+    for _ in 0..200 {
+        let text = std::fs::read_to_string(w.path("audit.log")).unwrap_or_default();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("fewer than {n} audit records");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_records_show_conditional_answers_and_their_evaluation() {
+    let down = Warrant::start(Options {
+        config: Some(OWNERS.to_owned()),
+        client_ca: false,
+        ..Options::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = write_kubeconfig(
+        dir.path(),
+        "kc.yaml",
+        &Kube::new(down.url("/authorize"), &down.ca.cert_pem),
+    );
+    let w = Warrant::start(Options {
+        config: Some(webhook_config(&kc, TTLS, "")),
+        webhook_backoff: Some(FAST_BACKOFF),
+        audit: true,
+        ..Options::default()
+    })
+    .await;
+    let st = ask(&w, &update(Some(ALL))).await;
+    let d = st["conditionalDecision"].clone();
+    post(&w, &ask_back(&d, "group1")).await;
+    let records = audit(&w, 2).await;
+    let answered = &records[0];
+    assert_eq!(answered["stage"], "authorization");
+    assert_eq!(answered["decision"], "Conditional", "{answered}");
+    assert_eq!(
+        (answered["allowed"].clone(), answered["denied"].clone()),
+        (json!(false), json!(false))
+    );
+    assert_eq!(
+        answered["conditions"],
+        json!([{"authorizer": "opa/owners", "effect": "Allow", "id": "warrant.dev/owner-updates"}])
+    );
+    let evaluated = &records[1];
+    assert_eq!(evaluated["stage"], "conditions", "{evaluated}");
+    assert_eq!(evaluated["apiVersion"], "authorization.k8s.io/v1alpha1");
+    assert_eq!(evaluated["decision"], "Allow");
+    assert_eq!(evaluated["allowed"], true);
+    assert_eq!(evaluated["user"], "jane");
+    assert_eq!(evaluated["resourceAttributes"]["name"], "web");
+    assert_eq!(evaluated["conditions"], answered["conditions"]);
+    assert!(
+        evaluated["reason"]
+            .as_str()
+            .unwrap()
+            .contains("owner-updates"),
+        "{evaluated}"
+    );
+    w.stop().await;
+    down.stop().await;
+}

@@ -429,7 +429,7 @@ impl Chain {
         let mut answer = None;
         for entry in self.entries.iter().filter(|e| consulted(e)) {
             let step = entry.run(input, deadline, budget_ms).await;
-            entry.record(&step);
+            entry.record(&step, run.conditional);
             if let Some(decided) = run.push(entry, step) {
                 answer = Some(decided);
                 break;
@@ -555,12 +555,20 @@ impl Entry {
         }
     }
 
-    /// Records one step of this entry in its metrics.
-    fn record(&self, step: &Step) {
+    /// Records one step of this entry in its metrics; `conditional`: the caller handles
+    /// conditions, so a verdict with conditions is counted as `conditional` (not as its fold).
+    fn record(&self, step: &Step, conditional: bool) {
         if let Some(report) = &step.conditions {
             self.metrics.record_conditions(report);
         }
-        self.metrics.record_decision(step.decision());
+        let enforced_conditions = conditional
+            && !step.mode.is_observe()
+            && matches!(&step.outcome, StepOutcome::Verdict(v) if v.conditions.is_some());
+        if enforced_conditions {
+            self.metrics.record_conditional();
+        } else {
+            self.metrics.record_decision(step.decision());
+        }
         if let StepOutcome::Failed { policy, .. } = &step.outcome {
             self.metrics.record_failure(*policy);
         }

@@ -12,7 +12,7 @@
 
 use crate::cel::{Bound, Expression, Variables};
 use crate::config::model::conditions::CONDITION_DOMAIN;
-use crate::config::model::guard::GuardSpec;
+use crate::config::model::guard::{GuardSpec, Level};
 use crate::review::{
     CEL_CONDITION_TYPE, Condition, ConditionsAwareDecision, ConditionsMap, DecisionType,
     NamedDecision,
@@ -51,8 +51,24 @@ impl Catalog {
     }
 }
 
-/// The levels whose label a guard protects with a Deny condition, most protected first.
-const GUARDED_LEVELS: [&str; 2] = ["critical", "high"];
+/// The levels whose label a guard always protects with a Deny condition: a delete at these
+/// levels scores HIGH or CRITICAL risk with the default weights, so the validation ring would
+/// demand a ticket.
+const GUARDED_LEVELS: [Level; 2] = [Level::Critical, Level::High];
+
+/// The levels a guard protects with Deny conditions, most protected first: critical and high,
+/// and every level its `tickets.requiredFor` names (the levels the validation ring always
+/// refuses without a ticket).
+pub fn guarded_levels(spec: &GuardSpec) -> Vec<Level> {
+    let mut levels: Vec<Level> = GUARDED_LEVELS
+        .iter()
+        .chain(&spec.tickets.required_for)
+        .copied()
+        .collect();
+    levels.sort_by(|a, b| b.cmp(a));
+    levels.dedup();
+    levels
+}
 
 /// The Deny conditions of a guard's label protection on `label`: one per level, reading
 /// `oldObject.metadata.labels` with every lookup guarded (an erroring Deny condition denies).
@@ -60,7 +76,8 @@ pub fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catalog)> {
     let label = spec.objects.protection_label.as_deref()?;
     let mut map = ConditionsMap::default();
     let mut catalog = Catalog::default();
-    for level in GUARDED_LEVELS {
+    for level in guarded_levels(spec) {
+        let level = level.as_str();
         let quoted = serde_json::to_string(label).ok()?.replace('\'', "\\'");
         let source = format!(
             "has(oldObject.metadata.labels) && {quoted} in oldObject.metadata.labels && oldObject.metadata.labels[{quoted}] == '{level}'"

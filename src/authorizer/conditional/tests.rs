@@ -203,3 +203,49 @@ fn conditions_are_type_checked_at_load_with_line_and_path() {
         .to_string();
     assert!(err.contains("authorizers[0].conditions"), "{err}");
 }
+
+/// The guarded levels follow the guard's `tickets.requiredFor`, never fewer than critical and
+/// high.
+#[tokio::test]
+async fn guarded_levels_follow_the_tickets_required_for() {
+    use crate::config::model::guard::Level;
+    let with_standard = FILE.replace(
+        "    protectionLabel: warrant.dev/protection\n",
+        "    protectionLabel: warrant.dev/protection\n    tickets:\n      requiredFor: [standard]\n",
+    );
+    let loaded = crate::config::parse("c.yaml", with_standard.as_bytes()).unwrap();
+    let crate::config::AuthorizerSpec::DeletionGuard(g) = &loaded.config.authorizers[0].spec else {
+        panic!("a guard first");
+    };
+    assert_eq!(
+        super::guarded_levels(g),
+        vec![Level::Critical, Level::High, Level::Standard]
+    );
+    let chain = Chain::build(&loaded.config).unwrap();
+    let a = answer(&chain, sar("delete", true)).await;
+    let d = a.conditional.expect("conditional");
+    let ids: Vec<&str> = d.union[0]
+        .decision
+        .conditions_map
+        .as_ref()
+        .unwrap()
+        .deny_conditions
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "warrant.dev/protection-critical",
+            "warrant.dev/protection-high",
+            "warrant.dev/protection-standard"
+        ]
+    );
+    let standard = chain
+        .evaluate_conditions(
+            &ask_back(&d, delete_of(json!({"warrant.dev/protection": "standard"}))),
+            later(),
+        )
+        .await;
+    assert_eq!(standard.decision_type, DecisionType::Deny);
+}

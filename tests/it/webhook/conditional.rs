@@ -105,6 +105,13 @@ async fn downstream_conditions_are_answered_then_evaluated_by_the_downstream() {
         "authorizer.kubernetes.io/cel"
     );
 
+    // Each authorizer that answered with conditions counts decision="conditional", as
+    // upstream's instrumented authorizer does.
+    let conditional = "warrant_authorization_decisions_total{type=\"Webhook\",name=\"opa\",decision=\"conditional\"}";
+    assert_eq!(sample(&w, conditional).await, 1.0);
+    let conditional = "warrant_authorization_decisions_total{type=\"Policy\",name=\"owners\",decision=\"conditional\"}";
+    assert_eq!(sample(&down, conditional).await, 1.0);
+
     // Admission: the front forwards the downstream's sub-decision back to it.
     let mine = post(&w, &ask_back(&d, "group1")).await;
     assert_eq!(mine["kind"], "AuthorizationConditionsReview");

@@ -9,7 +9,7 @@
 //! the type owns, so a new type never edits the vocabulary.
 
 use crate::names::{AuthorizerName, Code, RuleName};
-use crate::review::ConditionsMap;
+use crate::review::{ConditionsAwareDecision, ConditionsMap, DecisionType};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -133,10 +133,11 @@ pub struct Verdict {
     pub detail: Option<Arc<dyn VerdictDetail>>,
     /// The rules in shadow mode that matched (or failed) on the way, in evaluation order.
     pub shadows: Vec<Shadow>,
-    /// The conditions the decision depends on (KEP-5681), evaluated later against the object.
-    /// `decision` is then the fold a caller that cannot handle conditions gets: Deny when any
-    /// Deny condition exists, else NoOpinion.
-    pub conditions: Option<Arc<ConditionsMap>>,
+    /// The conditional decision (KEP-5681) the answer depends on, evaluated later against the
+    /// object: a ConditionsMap (warrant's own), or a map or union a downstream webhook gave.
+    /// `decision` is then its failure decision, the fold a caller that cannot handle conditions
+    /// gets: Deny when Deny is possible, else NoOpinion.
+    pub conditions: Option<Arc<ConditionsAwareDecision>>,
 }
 
 impl Verdict {
@@ -154,17 +155,22 @@ impl Verdict {
     /// A conditional verdict: the decision is the fold of `conditions` (Deny when any Deny
     /// condition exists, else NoOpinion), the reason that of the first condition.
     pub fn conditional(conditions: ConditionsMap, reason: Option<Reason>) -> Self {
-        let decision = if conditions.deny_conditions.is_empty() {
-            Decision::NoOpinion
-        } else {
-            Decision::Deny
+        Self::conditional_decision(ConditionsAwareDecision::conditions(conditions), reason)
+    }
+
+    /// A verdict on a conditional `decision` (a map or a union): the decision is its failure
+    /// decision (Deny when Deny is possible, else NoOpinion).
+    pub fn conditional_decision(decision: ConditionsAwareDecision, reason: Option<Reason>) -> Self {
+        let fold = match decision.failure_type() {
+            DecisionType::Deny => Decision::Deny,
+            _ => Decision::NoOpinion,
         };
         Self {
-            decision,
+            decision: fold,
             reason,
             detail: None,
             shadows: Vec::new(),
-            conditions: Some(Arc::new(conditions)),
+            conditions: Some(Arc::new(decision)),
         }
     }
 

@@ -13,6 +13,7 @@
 
 mod conditional;
 mod conditional_limits;
+mod conditional_normalize;
 mod conditions_review;
 mod decode;
 mod decoded;
@@ -26,12 +27,14 @@ mod version;
 
 pub use conditional::{
     AuthorizationOptions, CEL_CONDITION_TYPE, CONDITIONAL_DECISION_TYPES, Condition,
-    ConditionsAwareDecision, ConditionsMap, DecisionType, NamedDecision, UnconditionalDecision,
+    ConditionsAwareDecision, ConditionsMap, DecisionType, NamedDecision, Outcomes,
+    UnconditionalDecision,
 };
 pub use conditional_limits::{
     LimitError, MAX_CONDITION_BYTES, MAX_CONDITIONS_PER_MAP, MAX_DESCRIPTION_BYTES,
-    check_condition, check_map, check_prefixed_key,
+    check_condition, check_map, check_prefixed_key, is_dns1123_subdomain,
 };
+pub use conditional_normalize::{fold_union, normalize};
 pub use conditions_review::{
     CONDITIONS_REVIEW_API_VERSION, CONDITIONS_REVIEW_KIND, ConditionsReview, ConditionsReviewError,
     decode_conditions_review, encode_conditions_response, is_conditions_review,

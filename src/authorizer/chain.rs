@@ -317,10 +317,16 @@ impl Chain {
         .await
     }
 
-    /// Evaluates the conditions warrant authored, when kube-apiserver asks back at admission
-    /// with an `AuthorizationConditionsReview` (union.go's `EvaluateConditions`, with each
-    /// entry evaluating its own ConditionsMap): the first Allow or Deny decides, else NoOpinion.
-    pub fn evaluate_conditions(&self, review: &ConditionsReview) -> ConditionsAwareDecision {
+    /// Evaluates a conditional decision warrant answered, when kube-apiserver asks back at
+    /// admission with an `AuthorizationConditionsReview` (union.go's `EvaluateConditions`): each
+    /// sub-decision in order, a ConditionsMap of warrant's own evaluated by its entry, one a
+    /// downstream webhook authored sent back to it; the first Allow or Deny decides, else
+    /// NoOpinion. A sub-decision evaluated to an outcome it could not reach fails closed.
+    pub async fn evaluate_conditions(
+        &self,
+        review: &ConditionsReview,
+        deadline: Deadline,
+    ) -> ConditionsAwareDecision {
         let d = &review.decision;
         if d.decision_type != DecisionType::Union {
             return conditional::failure(
@@ -336,27 +342,22 @@ impl Chain {
             let result = match sub.decision_type {
                 DecisionType::Allow | DecisionType::Deny => return sub.clone(),
                 DecisionType::NoOpinion => continue,
-                DecisionType::Union => conditional::failure(
-                    sub,
-                    "failed closed",
-                    "nested unions are not authored by warrant",
-                ),
-                DecisionType::ConditionsMap => {
-                    match (self.entry(&member.authorizer_name), &sub.conditions_map) {
-                        (Some(entry), Some(map)) => conditional::evaluate_map(
-                            &entry.catalog,
-                            map,
-                            &bound,
-                            entry.name.as_str(),
-                        ),
-                        _ => conditional::failure(
+                DecisionType::ConditionsMap | DecisionType::Union => {
+                    let evaluated = self
+                        .evaluate_member(&member.authorizer_name, sub, review, &bound, deadline)
+                        .await;
+                    if sub.outcomes().has(evaluated.decision_type) {
+                        evaluated
+                    } else {
+                        conditional::failure(
                             sub,
                             "failed closed",
                             &format!(
-                                "no authorizer {:?} authors conditions in this configuration",
-                                member.authorizer_name
+                                "evaluated to decision {:?}, but only {:?} were possible",
+                                evaluated.decision_type,
+                                sub.outcomes()
                             ),
-                        ),
+                        )
                     }
                 }
             };
@@ -371,6 +372,38 @@ impl Chain {
             }
         }
         ConditionsAwareDecision::no_opinion(&reasons.join("\n"), "")
+    }
+
+    /// One conditional sub-decision, by the entry that authored it.
+    async fn evaluate_member(
+        &self,
+        name: &str,
+        sub: &ConditionsAwareDecision,
+        review: &ConditionsReview,
+        bound: &Bound<'_>,
+        deadline: Deadline,
+    ) -> ConditionsAwareDecision {
+        let Some(entry) = self.entry(name) else {
+            let error = format!("no authorizer {name:?} in this configuration");
+            return conditional::failure(sub, "failed closed", &error);
+        };
+        if let Some(core) = self.webhooks.get(&entry.name) {
+            return core
+                .evaluate_conditions(sub, &review.admission_request, deadline)
+                .await;
+        }
+        match (&sub.decision_type, &sub.conditions_map) {
+            (DecisionType::ConditionsMap, Some(map)) => {
+                conditional::evaluate_map(&entry.catalog, map, bound, entry.name.as_str())
+            }
+            _ => conditional::failure(
+                sub,
+                "failed closed",
+                &format!(
+                    "authorizer {name:?} authors no such conditions (nested unions come from webhooks only)"
+                ),
+            ),
+        }
     }
 
     fn entry(&self, name: &str) -> Option<&Entry> {
@@ -399,7 +432,7 @@ impl Chain {
         let mut answer = None;
         for entry in self.entries.iter().filter(|e| consulted(e)) {
             let step = entry.run(input, deadline, budget_ms).await;
-            entry.record(&step);
+            entry.record(&step, run.conditional);
             if let Some(decided) = run.push(entry, step) {
                 answer = Some(decided);
                 break;
@@ -526,12 +559,20 @@ impl Entry {
         }
     }
 
-    /// Records one step of this entry in its metrics.
-    fn record(&self, step: &Step) {
+    /// Records one step of this entry in its metrics; `conditional`: the caller handles
+    /// conditions, so a verdict with conditions is counted as `conditional` (not as its fold).
+    fn record(&self, step: &Step, conditional: bool) {
         if let Some(report) = &step.conditions {
             self.metrics.record_conditions(report);
         }
-        self.metrics.record_decision(step.decision());
+        let enforced_conditions = conditional
+            && !step.mode.is_observe()
+            && matches!(&step.outcome, StepOutcome::Verdict(v) if v.conditions.is_some());
+        if enforced_conditions {
+            self.metrics.record_conditional();
+        } else {
+            self.metrics.record_decision(step.decision());
+        }
         if let StepOutcome::Failed { policy, .. } = &step.outcome {
             self.metrics.record_failure(*policy);
         }
@@ -571,9 +612,14 @@ impl Run {
         match &step.outcome {
             StepOutcome::Excluded => {}
             StepOutcome::Verdict(verdict) if self.conditional && verdict.conditions.is_some() => {
-                if let Some(map) = &verdict.conditions {
-                    let leaf = ConditionsAwareDecision::conditions((**map).clone());
-                    self.union.add(entry.name.as_str(), leaf);
+                if let Some(d) = &verdict.conditions {
+                    self.union.add(entry.name.as_str(), (**d).clone());
+                    // As union.go: a sub-decision holding an unconditional Allow or Deny (a
+                    // downstream's union) ends the chain.
+                    if d.contains_unconditional() {
+                        self.trace.push(step);
+                        return Some(self.decided_conditional(entry));
+                    }
                 }
             }
             StepOutcome::Verdict(verdict) => {
@@ -631,6 +677,30 @@ impl Run {
             code,
             reason: text,
             errors,
+            trace: std::mem::take(&mut self.trace),
+        }
+    }
+
+    /// The answer when a conditional sub-decision ended the chain: the union, or the one
+    /// outcome it can have.
+    fn decided_conditional(&mut self, entry: &Entry) -> Answer {
+        let union = std::mem::take(&mut self.union).into_decision();
+        let outcomes = union.outcomes();
+        let decision = if outcomes.deny {
+            Decision::Deny
+        } else if outcomes.allow {
+            Decision::Allow
+        } else {
+            Decision::NoOpinion
+        };
+        Answer {
+            conditional: (outcomes.count() > 1).then_some(union),
+            decision,
+            decided_by: Some(entry.name.clone()),
+            rule: None,
+            code: None,
+            reason: String::new(),
+            errors: Vec::new(),
             trace: std::mem::take(&mut self.trace),
         }
     }

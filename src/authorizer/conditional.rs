@@ -12,7 +12,7 @@
 
 use crate::cel::{Bound, Expression, Variables};
 use crate::config::model::conditions::CONDITION_DOMAIN;
-use crate::config::model::guard::GuardSpec;
+use crate::config::model::guard::{GuardSpec, Level};
 use crate::review::{
     CEL_CONDITION_TYPE, Condition, ConditionsAwareDecision, ConditionsMap, DecisionType,
     NamedDecision,
@@ -51,8 +51,24 @@ impl Catalog {
     }
 }
 
-/// The levels whose label a guard protects with a Deny condition, most protected first.
-const GUARDED_LEVELS: [&str; 2] = ["critical", "high"];
+/// The levels whose label a guard always protects with a Deny condition: a delete at these
+/// levels scores HIGH or CRITICAL risk with the default weights, so the validation ring would
+/// demand a ticket.
+const GUARDED_LEVELS: [Level; 2] = [Level::Critical, Level::High];
+
+/// The levels a guard protects with Deny conditions, most protected first: critical and high,
+/// and every level its `tickets.requiredFor` names (the levels the validation ring always
+/// refuses without a ticket).
+pub fn guarded_levels(spec: &GuardSpec) -> Vec<Level> {
+    let mut levels: Vec<Level> = GUARDED_LEVELS
+        .iter()
+        .chain(&spec.tickets.required_for)
+        .copied()
+        .collect();
+    levels.sort_by(|a, b| b.cmp(a));
+    levels.dedup();
+    levels
+}
 
 /// The Deny conditions of a guard's label protection on `label`: one per level, reading
 /// `oldObject.metadata.labels` with every lookup guarded (an erroring Deny condition denies).
@@ -60,7 +76,8 @@ pub fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catalog)> {
     let label = spec.objects.protection_label.as_deref()?;
     let mut map = ConditionsMap::default();
     let mut catalog = Catalog::default();
-    for level in GUARDED_LEVELS {
+    for level in guarded_levels(spec) {
+        let level = level.as_str();
         let quoted = serde_json::to_string(label).ok()?.replace('\'', "\\'");
         let source = format!(
             "has(oldObject.metadata.labels) && {quoted} in oldObject.metadata.labels && oldObject.metadata.labels[{quoted}] == '{level}'"
@@ -78,46 +95,6 @@ pub fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catalog)> {
         catalog.insert(Authored { expression, wire });
     }
     Some((map, catalog))
-}
-
-/// The possible outcomes of a decision, as `PossibleDecisions` gives them: (allow, deny,
-/// no opinion).
-fn possible(d: &ConditionsAwareDecision) -> (bool, bool, bool) {
-    match d.decision_type {
-        DecisionType::Allow => (true, false, false),
-        DecisionType::Deny => (false, true, false),
-        DecisionType::NoOpinion => (false, false, true),
-        DecisionType::ConditionsMap => {
-            d.conditions_map.as_ref().map_or((false, false, true), |m| {
-                (
-                    !m.allow_conditions.is_empty(),
-                    !m.deny_conditions.is_empty(),
-                    true,
-                )
-            })
-        }
-        DecisionType::Union => {
-            let mut acc = (false, false, true);
-            let mut decided = false;
-            for m in &d.union {
-                let (a, de, n) = possible(&m.decision);
-                acc = (acc.0 || a, acc.1 || de, acc.2 || n);
-                decided |= contains_unconditional(&m.decision);
-            }
-            if decided {
-                acc.2 = false;
-            }
-            acc
-        }
-    }
-}
-
-fn contains_unconditional(d: &ConditionsAwareDecision) -> bool {
-    match d.decision_type {
-        DecisionType::Allow | DecisionType::Deny => true,
-        DecisionType::Union => d.union.iter().any(|m| contains_unconditional(&m.decision)),
-        _ => false,
-    }
 }
 
 /// The sub-decisions of one chain run, collected as union.go collects them.
@@ -148,8 +125,12 @@ impl Union {
     /// The union, or `None` when one outcome is certain (then the unconditional answer stands).
     pub fn to_decision(self) -> Option<ConditionsAwareDecision> {
         let union = ConditionsAwareDecision::union(self.members);
-        let (a, d, n) = possible(&union);
-        (u8::from(a) + u8::from(d) + u8::from(n) > 1).then_some(union)
+        (union.outcomes().count() > 1).then_some(union)
+    }
+
+    /// The union as it stands, however many outcomes it has.
+    pub fn into_decision(self) -> ConditionsAwareDecision {
+        ConditionsAwareDecision::union(self.members)
     }
 }
 
@@ -253,7 +234,7 @@ pub fn policy_catalog(spec: &crate::config::model::PolicySpec) -> Catalog {
 
 /// The decision to fail closed to for `d` (`FailureDecision`): Deny when Deny is possible.
 pub fn failure(d: &ConditionsAwareDecision, reason: &str, error: &str) -> ConditionsAwareDecision {
-    if possible(d).1 {
+    if d.outcomes().deny {
         ConditionsAwareDecision::deny(reason, error)
     } else {
         ConditionsAwareDecision::no_opinion(reason, error)

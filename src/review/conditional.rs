@@ -31,6 +31,17 @@ impl AuthorizationOptions {
             .all(|t| self.handled_decision_types.iter().any(|h| h == t))
     }
 
+    /// The options kube-apiserver's webhook client sends when it handles conditions: the five
+    /// conditional decision types, sorted as Go's `sets.List` gives them
+    /// (`ConditionalAuthorizationDecisionTypesList`, `k8s.io/api/authorization/v1/util.go`).
+    pub fn conditional() -> Self {
+        Self {
+            handled_decision_types: ["Allow", "ConditionsMap", "Deny", "NoOpinion", "Union"]
+                .map(str::to_owned)
+                .to_vec(),
+        }
+    }
+
     /// The options with the handled types sorted and deduplicated: set semantics, so two
     /// spellings of one set key a cache alike.
     pub fn canonical(&self) -> Self {
@@ -216,6 +227,109 @@ impl ConditionsAwareDecision {
             .or(self.allow.as_ref())
             .or(self.no_opinion.as_ref());
         parts.map_or(("", ""), |p| (&p.reason, &p.evaluation_error))
+    }
+}
+
+/// The outcomes a decision may still evaluate to (`PossibleDecisions` in
+/// `k8s.io/apiserver/pkg/authorization/authorizer/conditions.go`, v0.38.0-beta.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outcomes {
+    /// It may allow.
+    pub allow: bool,
+    /// It may deny.
+    pub deny: bool,
+    /// It may have no opinion.
+    pub no_opinion: bool,
+}
+
+impl Outcomes {
+    /// How many outcomes are possible (1 means the decision is certain).
+    pub fn count(self) -> u8 {
+        u8::from(self.allow) + u8::from(self.deny) + u8::from(self.no_opinion)
+    }
+
+    /// Whether `t` (Allow, Deny or NoOpinion) is possible; a conditional type never is.
+    pub fn has(self, t: DecisionType) -> bool {
+        match t {
+            DecisionType::Allow => self.allow,
+            DecisionType::Deny => self.deny,
+            DecisionType::NoOpinion => self.no_opinion,
+            DecisionType::ConditionsMap | DecisionType::Union => false,
+        }
+    }
+}
+
+impl ConditionsAwareDecision {
+    /// The outcomes this decision may evaluate to: a map may always give NoOpinion, and Allow
+    /// or Deny when it has conditions of that effect; a union those of its members, without
+    /// NoOpinion once a member holds an unconditional Allow or Deny.
+    pub fn outcomes(&self) -> Outcomes {
+        match self.decision_type {
+            DecisionType::Allow => Outcomes {
+                allow: true,
+                ..Outcomes::default()
+            },
+            DecisionType::Deny => Outcomes {
+                deny: true,
+                ..Outcomes::default()
+            },
+            DecisionType::NoOpinion => Outcomes {
+                no_opinion: true,
+                ..Outcomes::default()
+            },
+            DecisionType::ConditionsMap => {
+                let m = self.conditions_map.as_ref();
+                Outcomes {
+                    allow: m.is_some_and(|m| !m.allow_conditions.is_empty()),
+                    deny: m.is_some_and(|m| !m.deny_conditions.is_empty()),
+                    no_opinion: true,
+                }
+            }
+            DecisionType::Union => {
+                let mut acc = Outcomes {
+                    no_opinion: true,
+                    ..Outcomes::default()
+                };
+                for m in &self.union {
+                    let o = m.decision.outcomes();
+                    acc.allow |= o.allow;
+                    acc.deny |= o.deny;
+                }
+                acc.no_opinion = !self.contains_unconditional();
+                acc
+            }
+        }
+    }
+
+    /// Whether the decision's tree holds an unconditional Allow or Deny leaf
+    /// (`ContainsUnconditionalAllowOrDeny`): a chain stops at such a decision.
+    pub fn contains_unconditional(&self) -> bool {
+        match self.decision_type {
+            DecisionType::Allow | DecisionType::Deny => true,
+            DecisionType::Union => self
+                .union
+                .iter()
+                .any(|m| m.decision.contains_unconditional()),
+            DecisionType::NoOpinion | DecisionType::ConditionsMap => false,
+        }
+    }
+
+    /// Whether this is an Allow, Deny or NoOpinion.
+    pub fn is_unconditional(&self) -> bool {
+        matches!(
+            self.decision_type,
+            DecisionType::Allow | DecisionType::Deny | DecisionType::NoOpinion
+        )
+    }
+
+    /// The decision to fail closed to (`FailureDecision`): Deny when Deny is possible, else
+    /// NoOpinion.
+    pub fn failure_type(&self) -> DecisionType {
+        if self.outcomes().deny {
+            DecisionType::Deny
+        } else {
+            DecisionType::NoOpinion
+        }
     }
 }
 

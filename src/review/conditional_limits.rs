@@ -100,6 +100,19 @@ pub fn check_prefixed_key(field: &'static str, key: &str) -> Result<(), LimitErr
     Ok(())
 }
 
+/// Whether `name` is a DNS-1123 subdomain (`IsDNS1123Subdomain`): at most 253 characters of
+/// dot-separated lowercase labels, each alphanumeric at both ends (the names of a union).
+pub fn is_dns1123_subdomain(name: &str) -> bool {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    !name.is_empty() && name.len() <= 253 && name.split('.').all(label_ok)
+}
+
 /// Checks one condition: its id and type, and the sizes of its text and description.
 pub fn check_condition(c: &Condition) -> Result<(), LimitError> {
     check_prefixed_key("id", &c.id)?;

@@ -6,6 +6,7 @@ mod bad_configs;
 mod binary;
 mod cel;
 mod cel_diff;
+mod check_conditions;
 mod cluster;
 mod cluster_apiserver;
 mod guard;

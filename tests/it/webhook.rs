@@ -4,6 +4,7 @@
 //! answers.
 
 mod cache;
+mod conditional;
 mod connection;
 mod failures;
 pub mod fault;

@@ -54,6 +54,10 @@ async fn answer(chain: &Chain, review: review::Review) -> crate::authorizer::Ans
         .await
 }
 
+fn later() -> crate::authorizer::Deadline {
+    crate::authorizer::Deadline::after(std::time::Duration::from_secs(5))
+}
+
 fn ask_back(
     decision: &ConditionsAwareDecision,
     admission: serde_json::Value,
@@ -80,10 +84,12 @@ async fn guard_answers_an_opted_in_delete_with_deny_conditions() {
     let map = d.union[0].decision.conditions_map.as_ref().unwrap();
     assert_eq!(map.deny_conditions.len(), 2);
     assert_eq!(review::check_map(map), Ok(()));
-    let critical = chain.evaluate_conditions(&ask_back(
-        &d,
-        delete_of(json!({"warrant.dev/protection": "critical"})),
-    ));
+    let critical = chain
+        .evaluate_conditions(
+            &ask_back(&d, delete_of(json!({"warrant.dev/protection": "critical"}))),
+            later(),
+        )
+        .await;
     assert_eq!(critical.decision_type, DecisionType::Deny);
     assert!(
         critical
@@ -94,13 +100,17 @@ async fn guard_answers_an_opted_in_delete_with_deny_conditions() {
         critical.parts()
     );
     assert!(critical.parts().0.ends_with("[LABEL_PROTECTED]"));
-    let plain = chain.evaluate_conditions(&ask_back(&d, delete_of(json!({"app": "web"}))));
+    let plain = chain
+        .evaluate_conditions(&ask_back(&d, delete_of(json!({"app": "web"}))), later())
+        .await;
     assert_eq!(plain.decision_type, DecisionType::NoOpinion);
     // No labels at all: the guarded lookups do not error.
-    let bare = chain.evaluate_conditions(&ask_back(
-        &d,
-        json!({"uid": "u", "oldObject": {"metadata": {}}}),
-    ));
+    let bare = chain
+        .evaluate_conditions(
+            &ask_back(&d, json!({"uid": "u", "oldObject": {"metadata": {}}})),
+            later(),
+        )
+        .await;
     assert_eq!(bare.decision_type, DecisionType::NoOpinion);
 }
 
@@ -129,13 +139,17 @@ async fn policy_condition_allows_owners_only() {
         json!({"uid": "u2", "operation": "UPDATE", "userInfo": {"username": "jane", "groups": ["team-a"]},
         "object": {"metadata": {"labels": {"owner": owner}}}, "oldObject": {"metadata": {}}})
     };
-    let mine = chain.evaluate_conditions(&ask_back(&d, update("team-a")));
+    let mine = chain
+        .evaluate_conditions(&ask_back(&d, update("team-a")), later())
+        .await;
     assert_eq!(mine.decision_type, DecisionType::Allow);
     assert_eq!(
         mine.parts().0,
         "owners/owner-updates: owners may update their objects [OWNER_UPDATE]"
     );
-    let theirs = chain.evaluate_conditions(&ask_back(&d, update("team-b")));
+    let theirs = chain
+        .evaluate_conditions(&ask_back(&d, update("team-b")), later())
+        .await;
     assert_eq!(theirs.decision_type, DecisionType::NoOpinion);
     // Not opted in: an Allow-only condition folds to NoOpinion.
     let a = answer(&chain, sar("update", false)).await;
@@ -154,11 +168,15 @@ async fn tampered_or_unknown_conditions_fail_closed() {
         .unwrap()
         .deny_conditions[0]
         .condition = "false".into();
-    let r = chain.evaluate_conditions(&ask_back(&d, delete_of(json!({}))));
+    let r = chain
+        .evaluate_conditions(&ask_back(&d, delete_of(json!({}))), later())
+        .await;
     assert_eq!(r.decision_type, DecisionType::Deny);
     assert!(r.parts().1.contains("differs"));
     d.union[0].authorizer_name = "gone".into();
-    let r = chain.evaluate_conditions(&ask_back(&d, delete_of(json!({}))));
+    let r = chain
+        .evaluate_conditions(&ask_back(&d, delete_of(json!({}))), later())
+        .await;
     assert_eq!(r.decision_type, DecisionType::Deny);
 }
 
@@ -184,4 +202,50 @@ fn conditions_are_type_checked_at_load_with_line_and_path() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("authorizers[0].conditions"), "{err}");
+}
+
+/// The guarded levels follow the guard's `tickets.requiredFor`, never fewer than critical and
+/// high.
+#[tokio::test]
+async fn guarded_levels_follow_the_tickets_required_for() {
+    use crate::config::model::guard::Level;
+    let with_standard = FILE.replace(
+        "    protectionLabel: warrant.dev/protection\n",
+        "    protectionLabel: warrant.dev/protection\n    tickets:\n      requiredFor: [standard]\n",
+    );
+    let loaded = crate::config::parse("c.yaml", with_standard.as_bytes()).unwrap();
+    let crate::config::AuthorizerSpec::DeletionGuard(g) = &loaded.config.authorizers[0].spec else {
+        panic!("a guard first");
+    };
+    assert_eq!(
+        super::guarded_levels(g),
+        vec![Level::Critical, Level::High, Level::Standard]
+    );
+    let chain = Chain::build(&loaded.config).unwrap();
+    let a = answer(&chain, sar("delete", true)).await;
+    let d = a.conditional.expect("conditional");
+    let ids: Vec<&str> = d.union[0]
+        .decision
+        .conditions_map
+        .as_ref()
+        .unwrap()
+        .deny_conditions
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "warrant.dev/protection-critical",
+            "warrant.dev/protection-high",
+            "warrant.dev/protection-standard"
+        ]
+    );
+    let standard = chain
+        .evaluate_conditions(
+            &ask_back(&d, delete_of(json!({"warrant.dev/protection": "standard"}))),
+            later(),
+        )
+        .await;
+    assert_eq!(standard.decision_type, DecisionType::Deny);
 }

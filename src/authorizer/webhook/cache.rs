@@ -3,13 +3,16 @@
 //! spec.
 //!
 //! An entry is *fresh* for `authorizedTTL` when `allowed` is true (also when `denied` is true as
-//! well) and `unauthorizedTTL` otherwise; moka keeps it for that TTL plus `staleIfError`, so an
-//! expired verdict can still be served when the downstream fails. Keys are digests of the
-//! canonical spec (`Core::key`), so entries are small; the cache is bounded by entries and by
-//! bytes at once: an entry weighs its key and reason plus [`ENTRY_OVERHEAD`], and
-//! at least [`CacheBytes`] / [`MAX_ENTRIES`], so at most [`MAX_ENTRIES`] small entries fit and
-//! entries with long reasons are bounded by bytes. (Memory of an evicted entry returns lazily:
-//! moka's table frees it once no thread can still be reading it.) Upstream bounds entries only (its keys are bounded by the
+//! well) or when it is a conditional decision the review asked for (upstream's
+//! `sendSARWebhook`, v0.38.0-beta.0), and `unauthorizedTTL` otherwise; moka keeps it for that
+//! TTL plus `staleIfError`, so an expired verdict can still be served when the downstream
+//! fails. Keys are digests of the canonical spec and of the `authorizationOptions` sent
+//! downstream (`Core::key`), so entries are small and a review that opted in to conditions and
+//! one that did not never share an entry. The cache is bounded by entries and by bytes at once:
+//! an entry weighs its key and its answer plus [`ENTRY_OVERHEAD`], and at least [`CacheBytes`] /
+//! [`MAX_ENTRIES`], so at most [`MAX_ENTRIES`] small entries fit and entries with long answers
+//! are bounded by bytes. (Memory of an evicted entry returns lazily: moka's table frees it once
+//! no thread can still be reading it.) Upstream bounds entries only (its keys are bounded by the
 //! request size); kube-apiserver has no flag for it, so the byte bound is warrant's own
 //! `--webhook-cache-max-bytes`, per Webhook entry.
 
@@ -120,7 +123,8 @@ impl std::fmt::Debug for VerdictCache {
 
 /// An entry's weight under `bound`: its bytes, and at least a [`MAX_ENTRIES`]th of the bound.
 fn weight(bound: CacheBytes, key: &str, value: &CachedStatus) -> u32 {
-    let bytes = key.len() + value.status.reason.len() + ENTRY_OVERHEAD;
+    let answer = value.status.reason.len().max(value.status.body_bytes);
+    let bytes = key.len() + answer + ENTRY_OVERHEAD;
     let floor = usize::try_from(bound.0 / MAX_ENTRIES).unwrap_or(usize::MAX);
     u32::try_from(bytes.max(floor)).unwrap_or(u32::MAX)
 }
@@ -132,6 +136,10 @@ impl VerdictCache {
             entries: moka::sync::Cache::builder()
                 .max_capacity(bound.0)
                 .weigher(move |k: &Arc<str>, v: &CachedStatus| weight(bound, k, v))
+                // Upstream's cache is an LRU (`cache.NewLRUExpireCache(8192)` in webhook.go): a new answer is
+                // always kept and the least recently used one goes. moka's default TinyLFU
+                // could refuse a new answer in a flood of unique reviews.
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .expire_after(Lifetime)
                 .build(),
             policy,
@@ -148,9 +156,18 @@ impl VerdictCache {
         self.entries.get(key)
     }
 
-    /// Stores an answer if the policy keeps answers of its kind.
-    pub fn store(&self, key: Arc<str>, status: Arc<DownstreamStatus>, now: Instant) {
-        let ttl = if status.allowed {
+    /// Stores an answer if the policy keeps answers of its kind; `asked_conditions`: the review
+    /// sent downstream opted in to conditions (then a conditional answer counts as authorized).
+    pub fn store(
+        &self,
+        key: Arc<str>,
+        status: Arc<DownstreamStatus>,
+        now: Instant,
+        asked_conditions: bool,
+    ) {
+        let authorized =
+            status.allowed || (asked_conditions && status.conditional_decision.is_some());
+        let ttl = if authorized {
             self.policy.authorized
         } else {
             self.policy.unauthorized
@@ -208,8 +225,7 @@ mod tests {
     fn status(allowed: bool) -> Arc<DownstreamStatus> {
         Arc::new(DownstreamStatus {
             allowed,
-            denied: false,
-            reason: String::new(),
+            ..Default::default()
         })
     }
 
@@ -222,8 +238,8 @@ mod tests {
         };
         let c = VerdictCache::new(policy, CacheBytes::default());
         let now = Instant::now();
-        c.store("a".into(), status(true), now);
-        c.store("d".into(), status(false), now);
+        c.store("a".into(), status(true), now, false);
+        c.store("d".into(), status(false), now, false);
         assert!(c.get("d").is_none(), "unauthorized caching is off");
         let e = c.get("a").unwrap();
         assert!(e.is_fresh(now));
@@ -237,7 +253,7 @@ mod tests {
         let c = VerdictCache::new(always(), CacheBytes::default());
         let now = Instant::now();
         for i in 0..(MAX_ENTRIES + 2000) {
-            c.store(format!("key-{i}").into(), status(true), now);
+            c.store(format!("key-{i}").into(), status(true), now, false);
         }
         assert!(c.len() <= MAX_ENTRIES, "{}", c.len());
     }
@@ -258,10 +274,37 @@ mod tests {
         let now = Instant::now();
         let big = "x".repeat(16 << 10);
         for i in 0..1000 {
-            c.store(format!("{i}{big}").into(), status(true), now);
+            c.store(format!("{i}{big}").into(), status(true), now, false);
         }
         assert!(c.len() <= 64, "{}", c.len());
         assert!(c.len() >= 32, "{}", c.len());
+    }
+
+    /// A conditional answer is kept for authorizedTTL only when the review asked for it.
+    #[test]
+    fn conditional_answers_take_the_authorized_ttl_when_asked_for() {
+        let c = VerdictCache::new(
+            CachePolicy {
+                authorized: Some(Duration::from_secs(300)),
+                unauthorized: None,
+                stale_if_error: Duration::ZERO,
+            },
+            CacheBytes::default(),
+        );
+        let conditional = Arc::new(DownstreamStatus {
+            conditional_decision: Some(crate::review::ConditionsAwareDecision::conditions(
+                Default::default(),
+            )),
+            ..Default::default()
+        });
+        let now = Instant::now();
+        c.store("asked".into(), conditional.clone(), now, true);
+        c.store("unasked".into(), conditional, now, false);
+        assert!(c.get("asked").is_some());
+        assert!(
+            c.get("unasked").is_none(),
+            "unrequested: unauthorizedTTL (off)"
+        );
     }
 
     /// Spec vector 8's rule, at the 10,000 boundary.

@@ -9,8 +9,8 @@
 use super::error::{CallError, DecodeError, StatusReason, TransportError};
 use super::kubeconfig::{Connection, Credentials};
 use super::media_type;
-use crate::review::ApiVersion;
 use crate::review::refuse_array;
+use crate::review::{ApiVersion, ConditionsAwareDecision};
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde::Deserialize;
@@ -26,8 +26,9 @@ pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
 /// client-go keeps text bodies up to this size as the error message.
 const MAX_UNSTRUCTURED_TEXT: usize = 2048;
 
-/// The status fields of a downstream answer (the same in v1 and v1beta1); `evaluationError` is
-/// discarded, as upstream does.
+/// The status fields of a downstream answer (the same in v1 and v1beta1, but for the v1-only
+/// `conditionalDecision`); `evaluationError` is kept only to be checked empty beside a
+/// conditional decision, as upstream's validation does.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DownstreamStatus {
     /// `status.allowed`.
@@ -36,6 +37,12 @@ pub struct DownstreamStatus {
     pub denied: bool,
     /// `status.reason`.
     pub reason: String,
+    /// `status.evaluationError`.
+    pub evaluation_error: String,
+    /// `status.conditionalDecision` (KEP-5681), as sent.
+    pub conditional_decision: Option<ConditionsAwareDecision>,
+    /// The size of the answer's body, what a cache entry of it weighs.
+    pub body_bytes: usize,
 }
 
 /// How an attempt's deadline was chosen: its own timeout, or the review's deadline.
@@ -151,6 +158,28 @@ impl Client {
         body: &Bytes,
         deadline: AttemptDeadline,
     ) -> Result<DownstreamStatus, CallError> {
+        let (code, headers, bytes, retry_after) = self.exchange(body, deadline).await?;
+        decode(self.version, code, &headers, &bytes, retry_after)
+    }
+
+    /// One attempt of an `AuthorizationConditionsReview` (KEP-5681) to the same server URL,
+    /// as kube-apiserver sends it when the webhook's `conditionsReview` names no other
+    /// kubeconfig context: its `response`, decoded.
+    pub async fn attempt_conditions(
+        &self,
+        body: &Bytes,
+        deadline: AttemptDeadline,
+    ) -> Result<ConditionsAnswer, CallError> {
+        let (code, headers, bytes, retry_after) = self.exchange(body, deadline).await?;
+        decode_conditions(code, &headers, &bytes, retry_after)
+    }
+
+    /// Sends `body` until an answer that is not a throttle with `Retry-After` comes back.
+    async fn exchange(
+        &self,
+        body: &Bytes,
+        deadline: AttemptDeadline,
+    ) -> Result<(u16, HeaderMap, Bytes, Option<u64>), CallError> {
         let mut resends = 0;
         loop {
             let (code, headers, bytes) =
@@ -172,7 +201,7 @@ impl Client {
                 tokio::time::sleep_until(wake).await;
                 continue;
             }
-            return decode(self.version, code, &headers, &bytes, retry_after);
+            return Ok((code, headers, bytes, retry_after));
         }
     }
 
@@ -270,7 +299,8 @@ struct ReviewAnswer<'a> {
     status: Option<&'a serde_json::value::RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct StatusFields {
     #[serde(default)]
     allowed: bool,
@@ -278,6 +308,28 @@ struct StatusFields {
     denied: bool,
     #[serde(default)]
     reason: String,
+    #[serde(default)]
+    evaluation_error: String,
+    #[serde(default)]
+    conditional_decision: Option<ConditionsAwareDecision>,
+}
+
+/// The `response` of an `AuthorizationConditionsReview` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ConditionsAnswer {
+    /// `response.uid`, which must echo `request.admissionRequest.uid`.
+    #[serde(default)]
+    pub uid: String,
+    /// `response.decision`, which must be unconditional.
+    pub decision: ConditionsAwareDecision,
+}
+
+#[derive(Deserialize)]
+struct ConditionsEnvelope {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    response: Option<ConditionsAnswer>,
 }
 
 /// A `metav1.Status` error body.
@@ -359,17 +411,55 @@ fn decode(
                 .map_err(json)?;
             serde_json::from_str(raw.get()).map_err(json)?
         }
-        None => StatusFields {
-            allowed: false,
-            denied: false,
-            reason: String::new(),
-        },
+        None => StatusFields::default(),
     };
     Ok(DownstreamStatus {
         allowed: s.allowed,
         denied: s.denied,
         reason: s.reason,
+        evaluation_error: s.evaluation_error,
+        // v1beta1 has no such field (upstream's conversion leaves it nil).
+        conditional_decision: s.conditional_decision.filter(|_| version == ApiVersion::V1),
+        body_bytes: body.len(),
     })
+}
+
+/// An `AuthorizationConditionsReview` answer to its `response` (a missing one is a decode
+/// error: upstream fails closed on it).
+fn decode_conditions(
+    code: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    retry_after: Option<u64>,
+) -> Result<ConditionsAnswer, CallError> {
+    // The same client and the same media-type rules as for a SubjectAccessReview (`decode`).
+    let media = media_type(code, headers)?;
+    if !(200..=206).contains(&code) {
+        let is_text =
+            headers.get(CONTENT_TYPE).is_none_or(|v| v.is_empty()) || media.starts_with("text/");
+        return Err(status_error(code, is_text, true, body, retry_after));
+    }
+    if body.is_empty() {
+        return Err(CallError::Decode(DecodeError::Empty {
+            code,
+            content_type: media,
+        }));
+    }
+    let json = |e| CallError::Decode(DecodeError::Json(Arc::new(e)));
+    refuse_array(body, "an AuthorizationConditionsReview object").map_err(json)?;
+    let answer: ConditionsEnvelope = serde_json::from_slice(body).map_err(json)?;
+    let want = crate::review::CONDITIONS_REVIEW_API_VERSION;
+    if let Some(v) = answer.api_version.as_deref()
+        && v != want
+    {
+        return Err(CallError::Decode(DecodeError::ApiVersion {
+            got: v.to_owned(),
+            want,
+        }));
+    }
+    answer
+        .response
+        .ok_or(CallError::Decode(DecodeError::MissingResponse))
 }
 
 /// A non-2xx answer as an API error: a `Status` body's own reason and message, else

@@ -101,6 +101,9 @@ pub enum DecodeError {
     /// The body is not a review in JSON.
     #[error("{0}")]
     Json(#[source] Arc<serde_json::Error>),
+    /// An `AuthorizationConditionsReview` answer without `response`.
+    #[error("response: Required value: must be set in AuthorizationConditionsReview responses")]
+    MissingResponse,
     /// The answer is in another apiVersion than the request.
     #[error("answer apiVersion {got:?} does not match the request's {want:?}")]
     ApiVersion {
@@ -285,6 +288,10 @@ pub enum WebhookError {
     /// The review deadline left no time for a first attempt.
     #[error("webhook call failed: the review deadline passed before the first attempt")]
     NoTime,
+    /// The answer breaks the rules of a conditional answer (upstream's
+    /// `ValidateSubjectAccessReviewStatus`): the failure policy applies.
+    #[error("invalid SubjectAccessReview answer: {0}")]
+    Invalid(String),
 }
 
 fn attempts_note(attempts: u32) -> String {
@@ -314,6 +321,7 @@ impl WebhookError {
         match self {
             WebhookError::Call { last, .. } => last.metrics_result(),
             WebhookError::NoTime | WebhookError::CutShort { .. } => "canceled",
+            WebhookError::Invalid(_) => "error",
         }
     }
 }

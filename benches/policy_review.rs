@@ -2,45 +2,20 @@
 //! binding of the review into CEL values and the rules, as the chain runs them (issue target:
 //! p50 <= 3 us on the CI machine). Also the same review through the whole chain.
 
+#[path = "support/reference.rs"]
+mod reference;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use warrant::authorizer::{Chain, Deadline, Input};
 use warrant::review::decode;
 
-fn config() -> String {
-    let mut rules = String::new();
-    for i in 0..19 {
-        let (effect, expr) = if i % 2 == 0 {
-            (
-                "Deny",
-                format!(
-                    "request.resourceAttributes.namespace == 'ns-{i}' && request.resourceAttributes.verb == 'delete'"
-                ),
-            )
-        } else {
-            ("Allow", format!("'team-{i}' in request.groups"))
-        };
-        rules.push_str(&format!(
-            "    - name: rule-{i}\n      effect: {effect}\n      expression: \"{expr}\"\n      message: rule {i}\n"
-        ));
-    }
-    // The one that matches, last.
-    rules.push_str("    - name: owners\n      effect: Allow\n      expression: \"request.user.startsWith('owner-') && request.resourceAttributes.resource in ['deployments', 'pods']\"\n      message: owners may act\n");
-    format!(
-        "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: bench\n  matchConditions:\n  - expression: \"has(request.resourceAttributes)\"\n  - expression: \"!('system:masters' in request.groups)\"\n  - expression: \"!request.user.startsWith('system:')\"\n  policy:\n    rules:\n{rules}"
-    )
-}
-
-const REVIEW: &str = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{
- "user":"owner-ann","uid":"42","groups":["dev","system:authenticated"],
- "extra":{"scopes":["a","b"]},
- "resourceAttributes":{"namespace":"shop","verb":"get","group":"apps","version":"v1","resource":"deployments","name":"web"}}}"#;
-
 fn bench(c: &mut Criterion) {
-    let loaded = warrant::config::parse("bench.yaml", config().as_bytes()).expect("config");
+    let loaded = warrant::config::parse("bench.yaml", reference::reference_config().as_bytes())
+        .expect("config");
     let chain = Chain::build(&loaded.config).expect("chain");
     let input = Input::new(
-        decode(REVIEW.as_bytes()).expect("review"),
+        decode(reference::REVIEW_V1.as_bytes()).expect("review"),
         chrono::Utc::now(),
     );
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -42,14 +42,18 @@ fn bench(c: &mut Criterion) {
     let spec = input.review.spec();
     let sel = warrant::cel::SelectorUse::default();
     c.bench_function("bind_review", |b| {
-        b.iter(|| black_box(warrant::cel::Bound::new(black_box(spec), input.now, sel)))
+        b.iter(|| {
+            let binding = warrant::cel::Binding::new(black_box(spec), input.now);
+            black_box(&binding.with(sel));
+        })
     });
     let one = warrant::cel::Expression::compile(
         "request.resourceAttributes.namespace == 'ns-0' && request.resourceAttributes.verb == 'delete'",
         warrant::cel::Variables::Request,
     )
     .expect("compiles");
-    let bound = warrant::cel::Bound::new(spec, input.now, sel);
+    let binding = warrant::cel::Binding::new(spec, input.now);
+    let bound = binding.with(sel);
     c.bench_function("one_rule", |b| {
         b.iter(|| black_box(one.evaluate(black_box(&bound))))
     });

@@ -12,6 +12,7 @@ use super::{
     AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
     MatchConditions, MatchOutcome, Policy,
 };
+use crate::cel::Binding;
 use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code, RuleName};
@@ -311,8 +312,10 @@ impl Chain {
             .as_millis() as u64;
         let mut run = Run::with_capacity(self.entries.len());
         let mut answer = None;
+        // Bound once, for the matchConditions and rules of every entry.
+        let binding = Binding::new(input.review.spec(), input.now);
         for entry in self.entries.iter().filter(|e| consulted(e)) {
-            let step = entry.run(input, deadline, budget_ms).await;
+            let step = entry.run(input, &binding, deadline, budget_ms).await;
             entry.record(&step);
             if let Some(decided) = run.push(entry, step) {
                 answer = Some(decided);
@@ -364,9 +367,15 @@ fn build_webhook(
 impl Entry {
     /// Consults this entry for one review: its matchConditions, then (if they hold) its
     /// authorizer within the deadline.
-    async fn run(&self, input: &Input, deadline: Deadline, budget_ms: u64) -> Step {
+    async fn run(
+        &self,
+        input: &Input,
+        binding: &Binding<'_>,
+        deadline: Deadline,
+        budget_ms: u64,
+    ) -> Step {
         let started = Instant::now();
-        let (matched, conditions) = self.match_conditions.evaluate(input);
+        let (matched, conditions) = self.match_conditions.evaluate_bound(binding);
         let outcome = match matched {
             MatchOutcome::Excluded => StepOutcome::Excluded,
             MatchOutcome::Failed(errors) => StepOutcome::Failed {
@@ -374,17 +383,16 @@ impl Entry {
                 policy: self.failure_policy,
             },
             MatchOutcome::Matched => {
-                let call = self.authorizer.authorize(input, deadline);
-                match tokio::time::timeout_at(deadline.0, call).await {
-                    Ok(Ok(verdict)) => StepOutcome::Verdict(verdict),
-                    Ok(Err(error)) => StepOutcome::Failed {
-                        error,
-                        policy: self.failure_policy,
-                    },
-                    Err(_) => StepOutcome::Failed {
-                        error: AuthorizerError::DeadlineExceeded { budget_ms },
-                        policy: self.failure_policy,
-                    },
+                if let Some(judged) = self.authorizer.judge_bound(input, binding, deadline) {
+                    judged.map_or_else(
+                        |error| StepOutcome::Failed {
+                            error,
+                            policy: self.failure_policy,
+                        },
+                        StepOutcome::Verdict,
+                    )
+                } else {
+                    self.call(input, deadline, budget_ms).await
                 }
             }
         };
@@ -395,6 +403,22 @@ impl Entry {
             elapsed: started.elapsed(),
             conditions,
             mode: self.mode,
+        }
+    }
+
+    /// Asks the authorizer within the deadline.
+    async fn call(&self, input: &Input, deadline: Deadline, budget_ms: u64) -> StepOutcome {
+        let call = self.authorizer.authorize(input, deadline);
+        match tokio::time::timeout_at(deadline.0, call).await {
+            Ok(Ok(verdict)) => StepOutcome::Verdict(verdict),
+            Ok(Err(error)) => StepOutcome::Failed {
+                error,
+                policy: self.failure_policy,
+            },
+            Err(_) => StepOutcome::Failed {
+                error: AuthorizerError::DeadlineExceeded { budget_ms },
+                policy: self.failure_policy,
+            },
         }
     }
 

@@ -8,7 +8,7 @@
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::cel::{Bound, SelectorUse};
+use crate::cel::{Binding, SelectorUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Shadow, Verdict};
 use crate::names::AuthorizerName;
@@ -62,7 +62,16 @@ impl Policy {
     /// policy. (When an enforced rule fails the policy, the error is the answer and the shadows
     /// met before it are not reported.)
     pub fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
-        let bound = Bound::new(input.review.spec(), input.now, self.selectors);
+        self.judge_binding(&Binding::new(input.review.spec(), input.now), deadline)
+    }
+
+    /// [`Policy::judge`] on a review already bound for CEL.
+    pub fn judge_binding(
+        &self,
+        binding: &Binding<'_>,
+        deadline: Deadline,
+    ) -> Result<Verdict, AuthorizerError> {
+        let bound = binding.with(self.selectors);
         let mut shadows = Vec::new();
         for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {
             let mut failure = None;
@@ -116,6 +125,15 @@ impl Authorizer for Policy {
         deadline: Deadline,
     ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>> {
         Box::pin(std::future::ready(self.judge(input, deadline)))
+    }
+
+    fn judge_bound(
+        &self,
+        _input: &Input,
+        binding: &Binding<'_>,
+        deadline: Deadline,
+    ) -> Option<Result<Verdict, AuthorizerError>> {
+        Some(self.judge_binding(binding, deadline))
     }
 }
 

@@ -20,7 +20,8 @@ fn alice2() -> SubjectAccessReviewSpec {
 fn eval(src: &str, spec: &SubjectAccessReviewSpec) -> Result<bool, String> {
     let e =
         Expression::compile(src, Variables::RequestAndNow).map_err(|e| format!("compile: {e}"))?;
-    let bound = Bound::new(spec, chrono::Utc::now(), e.selectors());
+    let binding = Binding::new(spec, chrono::Utc::now());
+    let bound = binding.with(e.selectors());
     e.evaluate(&bound).map_err(|e| format!("eval: {e}"))
 }
 
@@ -253,4 +254,50 @@ fn issue_15_3_replace_and_join_are_charged_before_they_allocate() {
     ] {
         assert_eq!(eval(src, &a), Ok(true), "{src}");
     }
+}
+
+#[test]
+fn fields_read_directly_equal_the_same_fields_selected() {
+    // `request.?x` is not rewritten: it reads the field through the bound `request` map.
+    for field in fields::RESOURCE_FIELDS {
+        let src = format!(
+            "request.resourceAttributes.{field} == request.?resourceAttributes.value().{field}"
+        );
+        assert_eq!(eval(&src, &alice()), Ok(true), "{src}");
+    }
+    for field in fields::NON_RESOURCE_FIELDS {
+        let src = format!(
+            "request.nonResourceAttributes.{field} == request.?nonResourceAttributes.value().{field}"
+        );
+        assert_eq!(eval(&src, &alice2()), Ok(true), "{src}");
+    }
+    for field in ["user", "uid", "groups", "extra"] {
+        let src = format!("has(request.{field}) && request.{field} == request.?{field}.value()");
+        assert_eq!(eval(&src, &alice()), Ok(true), "{src}");
+        assert_eq!(eval(&src, &alice2()), Ok(true), "{src}");
+    }
+    assert_eq!(eval("has(request.resourceAttributes)", &alice()), Ok(true));
+    assert_eq!(
+        eval("has(request.resourceAttributes)", &alice2()),
+        Ok(false)
+    );
+    assert_eq!(
+        eval("has(request.nonResourceAttributes)", &alice2()),
+        Ok(true)
+    );
+    assert_eq!(
+        eval("request.nonResourceAttributes.path == '/x'", &alice()),
+        Err("eval: no such key: nonResourceAttributes".into())
+    );
+}
+
+#[test]
+fn a_variable_named_request_hides_the_review() {
+    assert_eq!(
+        eval(
+            "[{'user': 'bob'}].exists(request, request.user == 'bob') && request.user == 'alice'",
+            &alice()
+        ),
+        Ok(true)
+    );
 }

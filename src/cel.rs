@@ -8,6 +8,7 @@
 
 mod bind;
 mod check;
+mod constraint;
 mod fields;
 mod library;
 mod limits;
@@ -19,6 +20,7 @@ mod tree;
 mod types;
 
 pub use bind::{Binding, Bound, SelectorUse};
+pub use constraint::{Dimension, Requirement};
 pub use limits::{MAX_EXPRESSION_BYTES, MAX_NESTING, MAX_TREE_DEPTH, STEP_BUDGET};
 
 use check::Declarations;
@@ -128,6 +130,7 @@ pub struct Expression {
     ast: Arc<IdedExpr>,
     selectors: SelectorUse,
     reads_verb: bool,
+    requirements: Arc<[Requirement]>,
 }
 
 impl fmt::Debug for Expression {
@@ -217,6 +220,7 @@ impl Expression {
         })?;
         let selectors = selector_use(ast);
         let reads_verb = selects(ast, "verb");
+        let requirements = constraint::requirements(ast).into();
         let mut ast = ast.clone();
         instrument(&mut ast);
         fields::rewrite(&mut ast);
@@ -225,6 +229,7 @@ impl Expression {
             ast: Arc::new(ast),
             selectors,
             reads_verb,
+            requirements,
         })
     }
 
@@ -242,6 +247,12 @@ impl Expression {
     /// `nonResourceAttributes`): a rule that never does constrains no verb.
     pub fn reads_verb(&self) -> bool {
         self.reads_verb
+    }
+
+    /// What the expression provably requires of the review: when one of these does not hold,
+    /// it evaluates to `false` (no error, no step spent).
+    pub fn requirements(&self) -> &[Requirement] {
+        &self.requirements
     }
 
     /// Evaluates the expression against a bound review; the error names the expression.

@@ -5,6 +5,11 @@
 //! failurePolicy applies, Deny by default), and so does an erroring Allow rule when no Allow rule
 //! matched. A rule in shadow mode (`mode: Observe`) is evaluated in its place, and when it matches
 //! it is recorded as a [`Shadow`] of the verdict and skipped.
+//!
+//! A review evaluates only the rules that can match it (`index`): a rule whose expression
+//! provably evaluates to `false` on the review (a top-level conjunct on another verb, resource,
+//! API group, namespace, kind of review or group) is left out, which changes nothing but the work
+//! done.
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
@@ -12,6 +17,7 @@ use crate::cel::{Binding, SelectorUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Shadow, Verdict};
 use crate::names::AuthorizerName;
+use index::RuleIndex;
 use prometheus_client::metrics::counter::Counter;
 
 /// A compiled policy.
@@ -20,6 +26,8 @@ pub struct Policy {
     deny: Box<[Rule]>,
     allow: Box<[Rule]>,
     selectors: SelectorUse,
+    /// The indexes of `deny` and `allow`; `None` evaluates every rule.
+    index: Option<[RuleIndex; 2]>,
 }
 
 /// A rule and its `warrant_policy_rule_matches` series.
@@ -49,11 +57,29 @@ impl Policy {
         let selectors = spec.rules.iter().fold(SelectorUse::default(), |u, r| {
             u.union(r.expression.selectors())
         });
+        let deny: Box<[Rule]> = deny.into_iter().map(rule).collect();
+        let allow: Box<[Rule]> = allow.into_iter().map(rule).collect();
+        let index = |rules: &[Rule]| {
+            RuleIndex::new(
+                rules
+                    .iter()
+                    .map(|r| r.rule.expression.requirements().into())
+                    .collect(),
+            )
+        };
         Self {
-            deny: deny.into_iter().map(rule).collect(),
-            allow: allow.into_iter().map(rule).collect(),
+            index: Some([index(&deny), index(&allow)]),
+            deny,
+            allow,
             selectors,
         }
+    }
+
+    /// The same policy evaluating every rule of every review, without its index: the reference
+    /// the index is tested against (same verdicts, more work).
+    pub fn without_index(mut self) -> Self {
+        self.index = None;
+        self
     }
 
     /// Judges one review synchronously; gives up (an error) once `deadline` has passed, checked
@@ -72,10 +98,22 @@ impl Policy {
         deadline: Deadline,
     ) -> Result<Verdict, AuthorizerError> {
         let bound = binding.with(self.selectors);
+        let spec = binding.spec();
         let mut shadows = Vec::new();
-        for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {
+        for (side, (rules, decision)) in
+            [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)]
+                .into_iter()
+                .enumerate()
+        {
             let mut failure = None;
-            for Rule { rule, matches } in rules.iter() {
+            // The rules that can match, in order (every rule without the index).
+            let mut indexed = self.index.as_ref().map(|i| i[side].candidates(spec));
+            let mut every = 0..rules.len();
+            let positions = std::iter::from_fn(|| match &mut indexed {
+                Some(candidates) => candidates.next(),
+                None => every.next(),
+            });
+            for Rule { rule, matches } in positions.filter_map(|p| rules.get(p)) {
                 deadline.check()?;
                 let shadow = rule.mode.is_observe();
                 match rule.expression.judge(&bound) {
@@ -137,5 +175,6 @@ impl Authorizer for Policy {
     }
 }
 
+mod index;
 #[cfg(test)]
 mod tests;

@@ -215,6 +215,11 @@ impl<'v> Binding<'v> {
         }
     }
 
+    /// The review bound.
+    pub fn spec(&self) -> &'v SubjectAccessReviewSpec {
+        self.spec
+    }
+
     /// The value of a top-level variable or a rewritten field, as expressions with `selectors`
     /// see it; `None` for any other name, and for a field of attributes the review lacks.
     pub fn resolve(

@@ -11,8 +11,11 @@ use warrant::authorizer::{Chain, Deadline, Input};
 use warrant::review::decode;
 
 fn bench(c: &mut Criterion) {
-    let loaded = warrant::config::parse("bench.yaml", reference::reference_config().as_bytes())
-        .expect("config");
+    let loaded = warrant::config::parse(
+        "warrant-policy.yaml",
+        reference::REFERENCE_CONFIG.as_bytes(),
+    )
+    .expect("config");
     let chain = Chain::build(&loaded.config).expect("chain");
     let input = Input::new(
         decode(reference::REVIEW_V1.as_bytes()).expect("review"),
@@ -40,7 +43,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     let spec = input.review.spec();
-    let sel = warrant::cel::SelectorUse::default();
+    let sel = warrant::cel::RequestUse::default();
     c.bench_function("bind_review", |b| {
         b.iter(|| {
             let binding = warrant::cel::Binding::new(black_box(spec), input.now);

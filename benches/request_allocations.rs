@@ -69,8 +69,11 @@ fn per_call(mut f: impl FnMut()) -> (f64, f64) {
 
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run either way.
-    let loaded = warrant::config::parse("bench.yaml", reference::reference_config().as_bytes())
-        .expect("config");
+    let loaded = warrant::config::parse(
+        "warrant-policy.yaml",
+        reference::REFERENCE_CONFIG.as_bytes(),
+    )
+    .expect("config");
     let chain = Chain::build(&loaded.config).expect("chain");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()

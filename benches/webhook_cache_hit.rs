@@ -79,6 +79,7 @@ fn bench(c: &mut Criterion) {
             allowed: true,
             denied: false,
             reason: "allowed by downstream policy".into(),
+            ..Default::default()
         },
     );
     let webhook = Webhook::new(core);

@@ -58,6 +58,11 @@ case "$target" in
 esac
 
 cd "$here"
-exec cargo +nightly fuzz run --target-dir "$fuzz_target_dir" "$target" "$corpus" -- \
-  -dict="$here/dict/$dict.dict" -max_total_time="$seconds" \
-  -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$@"
+flags=(-dict="$here/dict/$dict.dict" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10
+  -print_final_stats=1 "$@")
+# fuzz/long.sh builds once and runs copies of the binaries (WARRANT_FUZZ_BINARIES), so that a
+# campaign of hours is not rebuilt, or changed, by edits made to the tree meanwhile.
+if [ -n "${WARRANT_FUZZ_BINARIES:-}" ]; then
+  exec "$WARRANT_FUZZ_BINARIES/$target" "$corpus" "${flags[@]}"
+fi
+exec cargo +nightly fuzz run --target-dir "$fuzz_target_dir" "$target" "$corpus" -- "${flags[@]}"

@@ -8,6 +8,7 @@
 
 mod always;
 mod chain;
+pub mod conditional;
 mod contract;
 pub mod deletion_guard;
 mod error;

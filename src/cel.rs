@@ -6,6 +6,7 @@
 //! [`Bound`] review, which is built once per review and shared by every expression of an
 //! authorizer.
 
+mod admission;
 mod bind;
 mod check;
 mod constraint;
@@ -19,7 +20,8 @@ mod tests;
 mod tree;
 mod types;
 
-pub use bind::{Binding, Bound, SelectorUse};
+pub use admission::Admission;
+pub use bind::{Binding, Bound, RequestUse};
 pub use constraint::{Dimension, Requirement};
 pub use limits::{MAX_EXPRESSION_BYTES, MAX_NESTING, MAX_TREE_DEPTH, STEP_BUDGET};
 
@@ -44,6 +46,9 @@ pub enum Variables {
     Request,
     /// `request` and `now`: Policy rules.
     RequestAndNow,
+    /// The admission variables of a condition (KEP-5681): `object`, `oldObject` and `request`
+    /// (the admission request), all `dyn` (see [`admission`]).
+    Admission,
 }
 
 /// Why an expression was rejected at load time. The text reads like kube-apiserver's.
@@ -128,7 +133,7 @@ fn environment() -> Result<&'static Environment, CompileError> {
 pub struct Expression {
     source: Arc<str>,
     ast: Arc<IdedExpr>,
-    selectors: SelectorUse,
+    uses: RequestUse,
     reads_verb: bool,
     requirements: Arc<[Requirement]>,
 }
@@ -201,10 +206,14 @@ impl Expression {
                 max: MAX_TREE_DEPTH,
             });
         }
-        let mut decls = vec![("request", Ty::Object(&schema::REQUEST))];
-        if vars == Variables::RequestAndNow {
-            decls.push(("now", Ty::Timestamp));
-        }
+        let decls = match vars {
+            Variables::Request => vec![("request", Ty::Object(&schema::REQUEST))],
+            Variables::RequestAndNow => vec![
+                ("request", Ty::Object(&schema::REQUEST)),
+                ("now", Ty::Timestamp),
+            ],
+            Variables::Admission => admission::declarations(),
+        };
         let ty = check::check(ast, &Declarations::new(decls)).map_err(|e| {
             CompileError::Compilation(report(source, program.source_info(), e.node, &e.message))
         })?;
@@ -218,16 +227,25 @@ impl Expression {
         literal_patterns(ast).map_err(|(node, message)| {
             CompileError::Compilation(report(source, program.source_info(), node, &message))
         })?;
-        let selectors = selector_use(ast);
+        let uses = request_use(ast);
         let reads_verb = selects(ast, "verb");
-        let requirements = constraint::requirements(ast).into();
+        // A condition's `request` is the admission request, not the review: neither what the
+        // review must carry nor the review's directly read fields apply to it.
+        let review = vars != Variables::Admission;
+        let requirements = if review {
+            constraint::requirements(ast).into()
+        } else {
+            Arc::default()
+        };
         let mut ast = ast.clone();
         instrument(&mut ast);
-        fields::rewrite(&mut ast);
+        if review {
+            fields::rewrite(&mut ast);
+        }
         Ok(Self {
             source: source.into(),
             ast: Arc::new(ast),
-            selectors,
+            uses,
             reads_verb,
             requirements,
         })
@@ -238,9 +256,9 @@ impl Expression {
         &self.source
     }
 
-    /// Which selectors the expression reads.
-    pub fn selectors(&self) -> SelectorUse {
-        self.selectors
+    /// Which optional parts of `request` the expression reads.
+    pub fn uses(&self) -> RequestUse {
+        self.uses
     }
 
     /// Whether the expression reads a `verb` field anywhere (of `resourceAttributes` or
@@ -272,8 +290,17 @@ impl Expression {
         };
         let mut context = engine::Context::with_env(env);
         context.set_variable_resolver(bound);
+        self.run(&context)
+    }
+
+    /// Evaluates a condition against a bound admission request.
+    pub fn evaluate_admission(&self, admission: &Admission) -> Result<bool, EvalError> {
+        self.run(admission.context())
+    }
+
+    fn run(&self, context: &engine::Context<'_, '_>) -> Result<bool, EvalError> {
         Budget::start();
-        let result = engine::Value::resolve(&self.ast, &context);
+        let result = engine::Value::resolve(&self.ast, context);
         if Budget::exceeded() {
             return Err(EvalError::BudgetExceeded);
         }
@@ -356,7 +383,6 @@ fn tree_depth(e: &IdedExpr) -> usize {
     max + 1
 }
 
-/// Like upstream, notes whether `fieldSelector` / `labelSelector` is selected anywhere.
 /// Whether `e` selects `field` anywhere (`x.field` or `x.?field`).
 fn selects(e: &IdedExpr, field: &str) -> bool {
     let here = match &e.expr {
@@ -372,8 +398,16 @@ fn selects(e: &IdedExpr, field: &str) -> bool {
     here || below
 }
 
-fn selector_use(e: &IdedExpr) -> SelectorUse {
-    let mut used = SelectorUse::default();
+/// The optional parts of `request` that `e` reads.
+fn request_use(e: &IdedExpr) -> RequestUse {
+    let mut used = selector_use(e);
+    used.extra = reads_extra(e);
+    used
+}
+
+/// Like upstream, notes whether `fieldSelector` / `labelSelector` is selected anywhere.
+fn selector_use(e: &IdedExpr) -> RequestUse {
+    let mut used = RequestUse::default();
     let field = match &e.expr {
         Expr::Select(s) => Some(s.field.as_str()),
         Expr::Call(c) if c.func_name == operators::OPT_SELECT => match c.args.get(1) {
@@ -392,6 +426,41 @@ fn selector_use(e: &IdedExpr) -> SelectorUse {
     }
     children(e, &mut |c| used = used.union(selector_use(c)));
     used
+}
+
+/// The field `e` selects from `request` (`request.f` or `request.?f`), if that is what it is.
+fn request_field(e: &IdedExpr) -> Option<&str> {
+    let is_request = |o: &IdedExpr| matches!(&o.expr, Expr::Ident(name) if name == "request");
+    match &e.expr {
+        Expr::Select(s) if is_request(&s.operand) => Some(s.field.as_str()),
+        Expr::Call(c) if c.func_name == operators::OPT_SELECT => match c.args.as_slice() {
+            [
+                operand,
+                IdedExpr {
+                    expr: Expr::Literal(LiteralValue::String(f)),
+                    ..
+                },
+            ] if is_request(operand) => Some(f.inner()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether `e` may read `request.extra`: it selects it, or uses `request` other than by
+/// selecting a field of it (`dyn(request)['extra']`, say). Only an expression that surely
+/// does not is evaluated without it, which saves building a map of every extra key per
+/// review (issue 15, finding 9).
+fn reads_extra(e: &IdedExpr) -> bool {
+    if let Some(field) = request_field(e) {
+        return field == "extra";
+    }
+    if matches!(&e.expr, Expr::Ident(name) if name == "request") {
+        return true;
+    }
+    let mut reads = false;
+    children(e, &mut |c| reads = reads || reads_extra(c));
+    reads
 }
 
 /// Conversions of literals (`int('x')`, `duration('x')`, `uint(-1)`...) are evaluated at load

@@ -2,6 +2,7 @@
 //! [`ExitStatus`]. `main.rs` only parses and dispatches to [`run`].
 
 pub mod check;
+pub mod check_conditions;
 mod config_source;
 mod exit_status;
 pub mod object_input;

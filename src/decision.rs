@@ -9,6 +9,7 @@
 //! the type owns, so a new type never edits the vocabulary.
 
 use crate::names::{AuthorizerName, Code, RuleName};
+use crate::review::{ConditionsAwareDecision, ConditionsMap, DecisionType};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -132,6 +133,11 @@ pub struct Verdict {
     pub detail: Option<Arc<dyn VerdictDetail>>,
     /// The rules in shadow mode that matched (or failed) on the way, in evaluation order.
     pub shadows: Vec<Shadow>,
+    /// The conditional decision (KEP-5681) the answer depends on, evaluated later against the
+    /// object: a ConditionsMap (warrant's own), or a map or union a downstream webhook gave.
+    /// `decision` is then its failure decision, the fold a caller that cannot handle conditions
+    /// gets: Deny when Deny is possible, else NoOpinion.
+    pub conditions: Option<Arc<ConditionsAwareDecision>>,
 }
 
 impl Verdict {
@@ -142,6 +148,29 @@ impl Verdict {
             reason: Some(reason),
             detail: None,
             shadows: Vec::new(),
+            conditions: None,
+        }
+    }
+
+    /// A conditional verdict: the decision is the fold of `conditions` (Deny when any Deny
+    /// condition exists, else NoOpinion), the reason that of the first condition.
+    pub fn conditional(conditions: ConditionsMap, reason: Option<Reason>) -> Self {
+        Self::conditional_decision(ConditionsAwareDecision::conditions(conditions), reason)
+    }
+
+    /// A verdict on a conditional `decision` (a map or a union): the decision is its failure
+    /// decision (Deny when Deny is possible, else NoOpinion).
+    pub fn conditional_decision(decision: ConditionsAwareDecision, reason: Option<Reason>) -> Self {
+        let fold = match decision.failure_type() {
+            DecisionType::Deny => Decision::Deny,
+            _ => Decision::NoOpinion,
+        };
+        Self {
+            decision: fold,
+            reason,
+            detail: None,
+            shadows: Vec::new(),
+            conditions: Some(Arc::new(decision)),
         }
     }
 
@@ -158,6 +187,7 @@ impl Verdict {
             reason: None,
             detail: None,
             shadows: Vec::new(),
+            conditions: None,
         }
     }
 

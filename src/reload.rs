@@ -5,6 +5,7 @@
 //! so does one a [`ReloadGate`] refuses (`warrant serve --replay-on-reload`: a replay that would
 //! lock out a bootstrap identity).
 
+use crate::authorizer::webhook::cache::CacheBytes;
 use crate::authorizer::webhook::retry::Backoff;
 use crate::authorizer::{BuildContext, Chain};
 use crate::config::watch::{self, Change};
@@ -66,6 +67,7 @@ pub enum ApplyError {
 pub struct LiveChain {
     current: ArcSwapOption<Active>,
     webhook_backoff: Backoff,
+    webhook_cache: CacheBytes,
     gate: Option<Box<dyn ReloadGate>>,
 }
 
@@ -77,8 +79,16 @@ impl LiveChain {
         Self {
             current: ArcSwapOption::empty(),
             webhook_backoff: Backoff { base },
+            webhook_cache: CacheBytes::default(),
             gate: None,
         }
+    }
+
+    /// The same cell bounding each webhook's verdict cache to `bytes`
+    /// (`--webhook-cache-max-bytes`).
+    pub fn with_webhook_cache_bytes(mut self, bytes: u64) -> Self {
+        self.webhook_cache = CacheBytes(bytes);
+        self
     }
 
     /// The same cell checking every reload with `gate` first.
@@ -118,6 +128,7 @@ impl LiveChain {
         let ctx = BuildContext {
             metrics: metrics.families(),
             webhook_backoff: self.webhook_backoff,
+            webhook_cache: self.webhook_cache,
             previous: previous.as_ref().map(|a| &a.chain),
         };
         match Chain::build_in(&loaded.config, &ctx) {

@@ -6,23 +6,48 @@
 //! lenient about fields it does not know (as the API server's own decoder is), with one
 //! exception: `groups` in a v1beta1 review or `group` in a v1 review is refused, because silently
 //! dropping a user's groups could slip past a deny rule.
+//!
+//! Conditional authorization (KEP-5681, Kubernetes 1.38 alpha) adds `spec.authorizationOptions`,
+//! `status.conditionalDecision` (`conditional`) and the `AuthorizationConditionsReview` through
+//! which the API server asks for the conditions to be evaluated (`conditions_review`).
 
+mod conditional;
+mod conditional_limits;
+mod conditional_normalize;
+mod conditions_review;
 mod decode;
 mod decoded;
 mod error;
+mod extra_map;
 mod json_object;
 mod omit_empty;
 mod request;
 mod response;
 mod version;
 
+pub use conditional::{
+    AuthorizationOptions, CEL_CONDITION_TYPE, CONDITIONAL_DECISION_TYPES, Condition,
+    ConditionsAwareDecision, ConditionsMap, DecisionType, NamedDecision, Outcomes,
+    UnconditionalDecision,
+};
+pub use conditional_limits::{
+    LimitError, MAX_CONDITION_BYTES, MAX_CONDITIONS_PER_MAP, MAX_DESCRIPTION_BYTES,
+    check_condition, check_map, check_prefixed_key, is_dns1123_subdomain,
+};
+pub use conditional_normalize::{fold_union, normalize};
+pub use conditions_review::{
+    CONDITIONS_REVIEW_API_VERSION, CONDITIONS_REVIEW_KIND, ConditionsReview, ConditionsReviewError,
+    decode_conditions_review, encode_conditions_response, is_conditions_review,
+};
 pub use decode::decode;
 pub use decoded::{Attributes, Review};
 pub use error::ReviewError;
 pub use json_object::refuse_array;
 pub use request::{canonical_spec_json, encode_request};
-pub use response::encode_response;
+pub use response::{encode_conditional_response, encode_response};
 pub use version::ApiVersion;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_conditional;

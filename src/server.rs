@@ -414,7 +414,8 @@ mod tests {
     }
 
     #[test]
-    fn refusals_are_logged_once_per_interval_with_the_count_in_between() {
+    fn issue_15_9_certificate_refusals_are_logged_at_info_once_per_interval_with_the_count_in_between()
+     {
         let log = RefusalLog {
             last: std::sync::Mutex::new(None),
             suppressed: std::sync::atomic::AtomicU64::new(0),

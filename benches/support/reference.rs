@@ -1,5 +1,5 @@
-//! The reference configuration of issue 14 (a `Policy` of 20 rules behind 3 matchConditions),
-//! the review it is measured with, in both API versions, and the policies of the scaling bench.
+//! The reference configuration of issue 14 (`bench/e2e/warrant-policy.yaml`), the review it is
+//! measured with, in both API versions, and the policies of the scaling bench.
 #![allow(dead_code)]
 
 /// The review: a `get` of a Deployment by `owner-ann`, which only the last rule allows.
@@ -29,30 +29,10 @@ fn document(rules: &str) -> String {
     )
 }
 
-/// The reference configuration: 19 rules that do not match the review (Deny rules on a
-/// namespace and `delete`, Allow rules on a group the user is not in), then [`OWNERS`].
-pub fn reference_config() -> String {
-    let mut rules = String::new();
-    for i in 0..19 {
-        if i % 2 == 0 {
-            rules.push_str(&rule(
-                &format!("rule-{i}"),
-                "Deny",
-                &format!(
-                    "request.resourceAttributes.namespace == 'ns-{i}' && request.resourceAttributes.verb == 'delete'"
-                ),
-            ));
-        } else {
-            rules.push_str(&rule(
-                &format!("rule-{i}"),
-                "Allow",
-                &format!("'team-{i}' in request.groups"),
-            ));
-        }
-    }
-    rules.push_str(OWNERS);
-    document(&rules)
-}
+/// The reference configuration (a Policy of 20 rules behind 3 matchConditions: 19 that do not
+/// match the review, then the owners rule): the one policy every benchmark loads, shared with the
+/// end-to-end benchmark (bench/run.sh) and its Rego twin (bench/e2e/policy.rego).
+pub const REFERENCE_CONFIG: &str = include_str!("../../bench/e2e/warrant-policy.yaml");
 
 /// A policy of `n` rules: `n - 1` that cannot match the review, then [`OWNERS`]. The rules that
 /// cannot match take turns among the shapes a real policy has: a verb with a namespace, a

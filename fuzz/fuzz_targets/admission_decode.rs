@@ -11,6 +11,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mapped = warrant::admission::map(request, Arc::new(EmptyCluster));
-    let _ = warrant::review::canonical_spec_json(mapped.review.spec());
+    let _ = warrant::review::canonical_spec_json(mapped.review.spec(), None);
     let _ = warrant::admission::AdmissionResponse::allow(mapped.uid).encode();
 });

@@ -11,14 +11,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let _ = decoded.attributes();
-    let _ = review::canonical_spec_json(decoded.spec());
+    let options = decoded.options();
+    let _ = review::canonical_spec_json(decoded.spec(), options);
     for version in [ApiVersion::V1, ApiVersion::V1beta1] {
-        let bytes = review::encode_request(version, decoded.spec());
+        let bytes = review::encode_request(version, decoded.spec(), options);
         let again = review::decode(&bytes).expect("an encoded review decodes");
         assert_eq!(
-            review::canonical_spec_json(again.spec()),
-            review::canonical_spec_json(decoded.spec()),
+            review::canonical_spec_json(again.spec(), None),
+            review::canonical_spec_json(decoded.spec(), None),
             "round trip through {version:?} changed the spec"
         );
+        if version == ApiVersion::V1 {
+            assert_eq!(again.options(), options, "options lost in v1");
+        }
     }
 });

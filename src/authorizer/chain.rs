@@ -5,17 +5,21 @@
 //! stands, its would-be answer is kept in the trace and counted, and the chain goes on as if it
 //! had answered NoOpinion.
 
+use super::conditional::{self, Catalog, Union};
 use super::metrics::{EntryMetrics, Families};
+use super::webhook::cache::CacheBytes;
 use super::webhook::retry::Backoff;
 use super::webhook::{self, WebhookRuntime, WebhookStates};
 use super::{
     AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
     MatchConditions, MatchOutcome, Policy,
 };
-use crate::cel::Binding;
+use crate::cel::{Admission, Binding};
+use crate::config::model::{ConditionsSettings, WhenUnsupported};
 use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code, RuleName};
+use crate::review::{ConditionsAwareDecision, ConditionsReview, DecisionType};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -49,6 +53,8 @@ pub struct BuildContext<'a> {
     pub metrics: Families,
     /// The retry schedule of webhook authorizers (upstream's unless a test changed it).
     pub webhook_backoff: Backoff,
+    /// The byte bound of each webhook's verdict cache (`--webhook-cache-max-bytes`).
+    pub webhook_cache: CacheBytes,
     /// The chain being replaced, if any.
     pub previous: Option<&'a Chain>,
 }
@@ -70,6 +76,10 @@ pub struct Entry {
     pub match_conditions: MatchConditions,
     /// Its series of the decision, failure and matchCondition families.
     pub metrics: EntryMetrics,
+    /// Its `conditions:` settings (KEP-5681).
+    pub conditions: Option<ConditionsSettings>,
+    /// The conditions it may author, evaluated when the API server asks back.
+    pub catalog: Catalog,
 }
 
 /// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
@@ -168,6 +178,10 @@ pub struct Answer {
     pub errors: Vec<String>,
     /// One step per authorizer consulted, in order.
     pub trace: Vec<Step>,
+    /// The conditional decision (KEP-5681), when the caller handles conditions and the answer
+    /// depends on the object; it is then the answer, and `decision` only what the chain
+    /// settled on before it.
+    pub conditional: Option<ConditionsAwareDecision>,
 }
 
 impl Answer {
@@ -226,10 +240,14 @@ impl Chain {
         let mut entries = Vec::with_capacity(config.authorizers.len());
         for a in &config.authorizers {
             let authorizer_type = a.spec.authorizer_type();
+            let mut catalog = Catalog::default();
             let authorizer: Box<dyn Authorizer> = match &a.spec {
                 AuthorizerSpec::AlwaysAllow => Box::new(AlwaysAllow),
                 AuthorizerSpec::AlwaysDeny => Box::new(AlwaysDeny),
-                AuthorizerSpec::Policy(p) => Box::new(Policy::new(p, &a.name, &ctx.metrics)),
+                AuthorizerSpec::Policy(p) => {
+                    catalog = conditional::policy_catalog(p);
+                    Box::new(Policy::new(p, &a.name, &ctx.metrics))
+                }
                 AuthorizerSpec::Webhook(settings) => {
                     let core = build_webhook(a, settings, ctx)?;
                     webhooks.insert(core.clone());
@@ -243,11 +261,15 @@ impl Chain {
                         a.failure_policy,
                     );
                     guards.insert(a.name.clone(), shared.clone());
-                    Box::new(super::deletion_guard::DeletionGuard::new(
-                        shared,
-                        &a.name,
-                        &ctx.metrics,
-                    ))
+                    let mut guard =
+                        super::deletion_guard::DeletionGuard::new(shared, &a.name, &ctx.metrics);
+                    if a.conditions.is_some()
+                        && let Some((map, authored)) = conditional::guard_conditions(g)
+                    {
+                        guard = guard.with_label_conditions(map);
+                        catalog = authored;
+                    }
+                    Box::new(guard)
                 }
             };
             entries.push(Entry {
@@ -258,6 +280,8 @@ impl Chain {
                 authorizer,
                 match_conditions: MatchConditions::new(a.match_conditions.clone()),
                 metrics: ctx.metrics.entry(authorizer_type, &a.name),
+                conditions: a.conditions,
+                catalog,
             });
         }
         let mut chain = Self::new(entries)?;
@@ -293,6 +317,99 @@ impl Chain {
         .await
     }
 
+    /// Evaluates a conditional decision warrant answered, when kube-apiserver asks back at
+    /// admission with an `AuthorizationConditionsReview` (union.go's `EvaluateConditions`): each
+    /// sub-decision in order, a ConditionsMap of warrant's own evaluated by its entry, one a
+    /// downstream webhook authored sent back to it; the first Allow or Deny decides, else
+    /// NoOpinion. A sub-decision evaluated to an outcome it could not reach fails closed.
+    pub async fn evaluate_conditions(
+        &self,
+        review: &ConditionsReview,
+        deadline: Deadline,
+    ) -> ConditionsAwareDecision {
+        let d = &review.decision;
+        if d.decision_type != DecisionType::Union {
+            return conditional::failure(
+                d,
+                "failed closed",
+                "warrant answers with a Union decision only",
+            );
+        }
+        let bound = Admission::new(&review.admission_request);
+        let mut reasons = Vec::new();
+        for member in &d.union {
+            let sub = &member.decision;
+            let result = match sub.decision_type {
+                DecisionType::Allow | DecisionType::Deny => return sub.clone(),
+                DecisionType::NoOpinion => continue,
+                DecisionType::ConditionsMap | DecisionType::Union => {
+                    let evaluated = self
+                        .evaluate_member(&member.authorizer_name, sub, review, &bound, deadline)
+                        .await;
+                    if sub.outcomes().has(evaluated.decision_type) {
+                        evaluated
+                    } else {
+                        conditional::failure(
+                            sub,
+                            "failed closed",
+                            &format!(
+                                "evaluated to decision {:?}, but only {:?} were possible",
+                                evaluated.decision_type,
+                                sub.outcomes()
+                            ),
+                        )
+                    }
+                }
+            };
+            match result.decision_type {
+                DecisionType::Allow | DecisionType::Deny => return result,
+                _ => {
+                    let (reason, _) = result.parts();
+                    if !reason.is_empty() {
+                        reasons.push(format!("{}: {reason}", member.authorizer_name));
+                    }
+                }
+            }
+        }
+        ConditionsAwareDecision::no_opinion(&reasons.join("\n"), "")
+    }
+
+    /// One conditional sub-decision, by the entry that authored it.
+    async fn evaluate_member(
+        &self,
+        name: &str,
+        sub: &ConditionsAwareDecision,
+        review: &ConditionsReview,
+        bound: &Admission,
+        deadline: Deadline,
+    ) -> ConditionsAwareDecision {
+        let Some(entry) = self.entry(name) else {
+            let error = format!("no authorizer {name:?} in this configuration");
+            return conditional::failure(sub, "failed closed", &error);
+        };
+        if let Some(core) = self.webhooks.get(&entry.name) {
+            return core
+                .evaluate_conditions(sub, &review.admission_request, deadline)
+                .await;
+        }
+        match (&sub.decision_type, &sub.conditions_map) {
+            (DecisionType::ConditionsMap, Some(map)) => {
+                conditional::evaluate_map(&entry.catalog, map, bound, entry.name.as_str())
+            }
+            _ => conditional::failure(
+                sub,
+                "failed closed",
+                &format!(
+                    "authorizer {name:?} authors no such conditions (nested unions come from webhooks only)"
+                ),
+            ),
+        }
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name.as_str() == name)
+    }
+
     /// Whether any entry judges admission requests (the validation ring needs a cluster view).
     pub fn admits(&self) -> bool {
         self.entries
@@ -311,12 +428,13 @@ impl Chain {
             .saturating_duration_since(tokio::time::Instant::now())
             .as_millis() as u64;
         let mut run = Run::with_capacity(self.entries.len());
+        run.conditional = input.review.supports_conditions();
         let mut answer = None;
         // Bound once, for the matchConditions and rules of every entry.
         let binding = Binding::new(input.review.spec(), input.now);
         for entry in self.entries.iter().filter(|e| consulted(e)) {
             let step = entry.run(input, &binding, deadline, budget_ms).await;
-            entry.record(&step);
+            entry.record(&step, run.conditional);
             if let Some(decided) = run.push(entry, step) {
                 answer = Some(decided);
                 break;
@@ -355,6 +473,7 @@ fn build_webhook(
     let runtime = WebhookRuntime {
         metrics: ctx.metrics.clone(),
         backoff: ctx.webhook_backoff,
+        cache_bytes: ctx.webhook_cache,
     };
     webhook::Core::build(&a.name, settings, a.failure_policy, &runtime, previous).map_err(
         |source| BuildError::Webhook {
@@ -389,7 +508,7 @@ impl Entry {
                             error,
                             policy: self.failure_policy,
                         },
-                        StepOutcome::Verdict,
+                        |verdict| StepOutcome::Verdict(self.settle(verdict, input)),
                     )
                 } else {
                     self.call(input, deadline, budget_ms).await
@@ -410,7 +529,7 @@ impl Entry {
     async fn call(&self, input: &Input, deadline: Deadline, budget_ms: u64) -> StepOutcome {
         let call = self.authorizer.authorize(input, deadline);
         match tokio::time::timeout_at(deadline.0, call).await {
-            Ok(Ok(verdict)) => StepOutcome::Verdict(verdict),
+            Ok(Ok(verdict)) => StepOutcome::Verdict(self.settle(verdict, input)),
             Ok(Err(error)) => StepOutcome::Failed {
                 error,
                 policy: self.failure_policy,
@@ -420,6 +539,23 @@ impl Entry {
                 policy: self.failure_policy,
             },
         }
+    }
+
+    /// A conditional verdict for a caller that cannot handle conditions: the fold the
+    /// authorizer gave, or NoOpinion when `whenUnsupported: ValidationRing` leaves the object
+    /// checks to the validation ring.
+    fn settle(
+        &self,
+        mut verdict: crate::decision::Verdict,
+        input: &Input,
+    ) -> crate::decision::Verdict {
+        if verdict.conditions.is_some() && !input.review.supports_conditions() {
+            let when = self.conditions.unwrap_or_default().when_unsupported;
+            if when == WhenUnsupported::ValidationRing {
+                verdict.decision = Decision::NoOpinion;
+            }
+        }
+        verdict
     }
 
     /// Counts what this entry's shadows would have answered, and where that disagrees with the
@@ -446,12 +582,20 @@ impl Entry {
         }
     }
 
-    /// Records one step of this entry in its metrics.
-    fn record(&self, step: &Step) {
+    /// Records one step of this entry in its metrics; `conditional`: the caller handles
+    /// conditions, so a verdict with conditions is counted as `conditional` (not as its fold).
+    fn record(&self, step: &Step, conditional: bool) {
         if let Some(report) = &step.conditions {
             self.metrics.record_conditions(report);
         }
-        self.metrics.record_decision(step.decision());
+        let enforced_conditions = conditional
+            && !step.mode.is_observe()
+            && matches!(&step.outcome, StepOutcome::Verdict(v) if v.conditions.is_some());
+        if enforced_conditions {
+            self.metrics.record_conditional();
+        } else {
+            self.metrics.record_decision(step.decision());
+        }
         if let StepOutcome::Failed { policy, .. } = &step.outcome {
             self.metrics.record_failure(*policy);
         }
@@ -464,6 +608,9 @@ struct Run {
     trace: Vec<Step>,
     reasons: Vec<String>,
     errors: Vec<String>,
+    /// The caller handles conditions: conditional verdicts join `union` and do not decide.
+    conditional: bool,
+    union: Union,
 }
 
 impl Run {
@@ -472,6 +619,8 @@ impl Run {
             trace: Vec::with_capacity(n),
             reasons: Vec::new(),
             errors: Vec::new(),
+            conditional: false,
+            union: Union::default(),
         }
     }
 
@@ -485,6 +634,17 @@ impl Run {
         }
         match &step.outcome {
             StepOutcome::Excluded => {}
+            StepOutcome::Verdict(verdict) if self.conditional && verdict.conditions.is_some() => {
+                if let Some(d) = &verdict.conditions {
+                    self.union.add(entry.name.as_str(), (**d).clone());
+                    // As union.go: a sub-decision holding an unconditional Allow or Deny (a
+                    // downstream's union) ends the chain.
+                    if d.contains_unconditional() {
+                        self.trace.push(step);
+                        return Some(self.decided_conditional(entry));
+                    }
+                }
+            }
             StepOutcome::Verdict(verdict) => {
                 let (decision, reason) = (verdict.decision, verdict.reason.clone());
                 if decision.is_final() {
@@ -522,7 +682,18 @@ impl Run {
             Some(r) => (r.rule.clone(), r.code.clone(), attributed(&entry.name, &r)),
             None => (None, None, String::new()),
         };
+        let conditional = self.union.is_conditional().then(|| {
+            let error = errors.join(", ");
+            let leaf = match decision {
+                Decision::Allow => ConditionsAwareDecision::allow(&text, &error),
+                _ => ConditionsAwareDecision::deny(&text, &error),
+            };
+            let mut union = std::mem::take(&mut self.union);
+            union.add(entry.name.as_str(), leaf);
+            union.to_decision()
+        });
         Answer {
+            conditional: conditional.flatten(),
             decision,
             decided_by: Some(entry.name.clone()),
             rule,
@@ -533,9 +704,39 @@ impl Run {
         }
     }
 
+    /// The answer when a conditional sub-decision ended the chain: the union, or the one
+    /// outcome it can have.
+    fn decided_conditional(&mut self, entry: &Entry) -> Answer {
+        let union = std::mem::take(&mut self.union).into_decision();
+        let outcomes = union.outcomes();
+        let decision = if outcomes.deny {
+            Decision::Deny
+        } else if outcomes.allow {
+            Decision::Allow
+        } else {
+            Decision::NoOpinion
+        };
+        Answer {
+            conditional: (outcomes.count() > 1).then_some(union),
+            decision,
+            decided_by: Some(entry.name.clone()),
+            rule: None,
+            code: None,
+            reason: String::new(),
+            errors: Vec::new(),
+            trace: std::mem::take(&mut self.trace),
+        }
+    }
+
     /// The answer when no authorizer decided.
     fn no_opinion(self) -> Answer {
+        let conditional = if self.union.is_conditional() {
+            self.union.to_decision()
+        } else {
+            None
+        };
         Answer {
+            conditional,
             decision: Decision::NoOpinion,
             decided_by: None,
             rule: None,

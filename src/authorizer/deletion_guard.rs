@@ -20,6 +20,7 @@
 mod assessment;
 mod case;
 mod conclusion;
+mod conditional;
 mod error;
 mod gates;
 mod metrics;

@@ -6,14 +6,14 @@
 
 use super::contract::Input;
 use super::error::{ConditionError, ConditionErrors};
-use crate::cel::{Binding, Expression, SelectorUse};
+use crate::cel::{Binding, Expression, RequestUse};
 use std::time::{Duration, Instant};
 
 /// The compiled conditions of one authorizer.
 #[derive(Debug, Clone, Default)]
 pub struct MatchConditions {
     conditions: Box<[Expression]>,
-    selectors: SelectorUse,
+    uses: RequestUse,
 }
 
 /// What the conditions said about one review.
@@ -41,12 +41,12 @@ pub struct ConditionReport {
 impl MatchConditions {
     /// Conditions from their compiled expressions, in order.
     pub fn new(conditions: Vec<Expression>) -> Self {
-        let selectors = conditions
+        let uses = conditions
             .iter()
-            .fold(SelectorUse::default(), |u, c| u.union(c.selectors()));
+            .fold(RequestUse::default(), |u, c| u.union(c.uses()));
         Self {
             conditions: conditions.into_boxed_slice(),
-            selectors,
+            uses,
         }
     }
 
@@ -73,7 +73,7 @@ impl MatchConditions {
             return (MatchOutcome::Matched, None);
         }
         let started = Instant::now();
-        let bound = binding.with(self.selectors);
+        let bound = binding.with(self.uses);
         let mut errors = Vec::new();
         let mut excluded = false;
         for condition in self.conditions.iter() {

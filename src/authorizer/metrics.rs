@@ -308,6 +308,7 @@ impl Families {
         EntryMetrics {
             allowed: Handle::new(&self.decisions, decision("allowed")),
             denied: Handle::new(&self.decisions, decision("denied")),
+            conditional: Handle::new(&self.decisions, decision("conditional")),
             failed_deny: Handle::new(&self.failures, failure(FailurePolicy::Deny)),
             failed_no_opinion: Handle::new(&self.failures, failure(FailurePolicy::NoOpinion)),
             condition_seconds: Handle::new(&self.condition_seconds, authorizer.clone()),
@@ -336,6 +337,7 @@ struct ShadowFamilies {
 pub struct EntryMetrics {
     allowed: Handle<DecisionLabels, Counter>,
     denied: Handle<DecisionLabels, Counter>,
+    conditional: Handle<DecisionLabels, Counter>,
     failed_deny: Handle<FailureLabels, Counter>,
     failed_no_opinion: Handle<FailureLabels, Counter>,
     condition_seconds: Handle<AuthorizerLabels, Histogram>,
@@ -361,6 +363,13 @@ impl EntryMetrics {
         if report.excluded {
             self.condition_exclusions.get().inc();
         }
+    }
+
+    /// Counts a conditional answer of this entry (a ConditionsMap or Union given to a caller
+    /// that handles conditions), as upstream's instrumented authorizer counts one
+    /// (`decision="conditional"`, `pkg/authorization/metrics/metrics.go`, v0.38.0-beta.0).
+    pub fn record_conditional(&self) {
+        self.conditional.get().inc();
     }
 
     /// Records the decision the entry contributed (NoOpinion is not counted, as upstream).

@@ -4,7 +4,8 @@
 //! through: an erroring Deny rule with no other Deny match fails the authorizer (its
 //! failurePolicy applies, Deny by default), and so does an erroring Allow rule when no Allow rule
 //! matched. A rule in shadow mode (`mode: Observe`) is evaluated in its place, and when it matches
-//! it is recorded as a [`Shadow`] of the verdict and skipped.
+//! it is recorded as a [`Shadow`] of the verdict and skipped. A rule with a `condition:` whose
+//! expression matches makes the answer conditional instead (`conditional`).
 //!
 //! A review evaluates only the rules that can match it (`index`): a rule whose expression
 //! provably evaluates to `false` on the review (a top-level conjunct on another verb, resource,
@@ -13,10 +14,11 @@
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::cel::{Binding, SelectorUse};
+use crate::cel::{Binding, RequestUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Shadow, Verdict};
 use crate::names::AuthorizerName;
+use conditional::Collected;
 use index::RuleIndex;
 use prometheus_client::metrics::counter::Counter;
 
@@ -25,7 +27,7 @@ use prometheus_client::metrics::counter::Counter;
 pub struct Policy {
     deny: Box<[Rule]>,
     allow: Box<[Rule]>,
-    selectors: SelectorUse,
+    uses: RequestUse,
     /// The indexes of `deny` and `allow`; `None` evaluates every rule.
     index: Option<[RuleIndex; 2]>,
 }
@@ -54,9 +56,10 @@ impl Policy {
         };
         let (deny, allow): (Vec<_>, Vec<_>) =
             spec.rules.iter().partition(|r| r.effect == Effect::Deny);
-        let selectors = spec.rules.iter().fold(SelectorUse::default(), |u, r| {
-            u.union(r.expression.selectors())
-        });
+        let uses = spec
+            .rules
+            .iter()
+            .fold(RequestUse::default(), |u, r| u.union(r.expression.uses()));
         let deny: Box<[Rule]> = deny.into_iter().map(rule).collect();
         let allow: Box<[Rule]> = allow.into_iter().map(rule).collect();
         let index = |rules: &[Rule]| {
@@ -71,7 +74,7 @@ impl Policy {
             index: Some([index(&deny), index(&allow)]),
             deny,
             allow,
-            selectors,
+            uses,
         }
     }
 
@@ -97,9 +100,10 @@ impl Policy {
         binding: &Binding<'_>,
         deadline: Deadline,
     ) -> Result<Verdict, AuthorizerError> {
-        let bound = binding.with(self.selectors);
+        let bound = binding.with(self.uses);
         let spec = binding.spec();
         let mut shadows = Vec::new();
+        let mut collected = Collected::default();
         for (side, (rules, decision)) in
             [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)]
                 .into_iter()
@@ -122,9 +126,14 @@ impl Policy {
                         reason: reason(rule),
                         error: None,
                     }),
+                    Ok(true) if rule.condition.is_some() => {
+                        matches.get().inc();
+                        collected.add(rule, decision, reason(rule));
+                    }
                     Ok(true) => {
                         matches.get().inc();
-                        return Ok(Verdict::new(decision, reason(rule)).with_shadows(shadows));
+                        let verdict = collected.decided(rule, decision, reason(rule));
+                        return Ok(verdict.with_shadows(shadows));
                     }
                     Ok(false) => {}
                     Err(error) if shadow => shadows.push(Shadow {
@@ -144,7 +153,10 @@ impl Policy {
                 return Err(f);
             }
         }
-        Ok(Verdict::bare(Decision::NoOpinion).with_shadows(shadows))
+        let verdict = collected
+            .finish()
+            .unwrap_or_else(|| Verdict::bare(Decision::NoOpinion));
+        Ok(verdict.with_shadows(shadows))
     }
 }
 
@@ -175,6 +187,7 @@ impl Authorizer for Policy {
     }
 }
 
+pub(crate) mod conditional;
 mod index;
 #[cfg(test)]
 mod tests;

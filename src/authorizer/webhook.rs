@@ -21,9 +21,11 @@
 
 pub mod cache;
 pub mod client;
+pub mod conditional;
 pub mod error;
 pub mod flight;
 pub mod kubeconfig;
+pub mod media_type;
 pub mod metrics;
 pub mod retry;
 
@@ -32,9 +34,11 @@ use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
 use crate::config::{FailurePolicy, WebhookConfig};
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
-use crate::review::{canonical_spec_json, encode_request};
+use crate::review::{
+    ApiVersion, AuthorizationOptions, ConditionsAwareDecision, canonical_spec_json, encode_request,
+};
 use bytes::Bytes;
-use cache::{CachePolicy, VerdictCache, is_cacheable};
+use cache::{CacheBytes, CachePolicy, VerdictCache, is_cacheable};
 use client::{AttemptDeadline, Client, ClientError, DownstreamStatus};
 use error::WebhookError;
 use flight::{Flights, Role};
@@ -62,6 +66,8 @@ pub struct WebhookRuntime {
     pub metrics: Families,
     /// The retry schedule (upstream's unless a test changed it).
     pub backoff: Backoff,
+    /// The byte bound of each webhook's verdict cache.
+    pub cache_bytes: CacheBytes,
 }
 
 /// What makes two builds of one webhook the same: if equal, its cache carries over a reload.
@@ -71,6 +77,7 @@ struct Fingerprint {
     failure_policy: FailurePolicy,
     material: [u8; 32],
     backoff: Backoff,
+    cache_bytes: CacheBytes,
 }
 
 /// The live part of one downstream webhook: client, cache, flights, metrics.
@@ -143,6 +150,7 @@ impl Core {
             failure_policy,
             material: connection.digest,
             backoff: runtime.backoff,
+            cache_bytes: runtime.cache_bytes,
         };
         if let Some(prev) = previous
             && prev.fingerprint == fingerprint
@@ -154,13 +162,16 @@ impl Core {
                 kubeconfig: settings.kubeconfig.clone(),
                 source,
             })?;
-        let cache = VerdictCache::new(CachePolicy {
-            authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
-            unauthorized: settings
-                .cache_unauthorized
-                .then_some(settings.unauthorized_ttl),
-            stale_if_error: settings.stale_if_error.unwrap_or(Duration::ZERO),
-        });
+        let cache = VerdictCache::new(
+            CachePolicy {
+                authorized: settings.cache_authorized.then_some(settings.authorized_ttl),
+                unauthorized: settings
+                    .cache_unauthorized
+                    .then_some(settings.unauthorized_ttl),
+                stale_if_error: settings.stale_if_error.unwrap_or(Duration::ZERO),
+            },
+            runtime.cache_bytes,
+        );
         Ok(Arc::new(Core {
             name: name.clone(),
             fingerprint,
@@ -176,20 +187,46 @@ impl Core {
         &self.fingerprint.settings
     }
 
-    /// The cache key of a review, and whether its answer may be stored.
-    pub fn key(input: &Input) -> (Arc<str>, bool) {
-        let spec = input.review.spec();
-        (canonical_spec_json(spec).into(), is_cacheable(spec))
+    /// The `authorizationOptions` of the review warrant sends for `input`: upstream's
+    /// conditional list when warrant's caller opted in to conditions, else none.
+    pub fn options(input: &Input) -> Option<AuthorizationOptions> {
+        input
+            .review
+            .supports_conditions()
+            .then(AuthorizationOptions::conditional)
     }
 
-    /// A fresh cached verdict for `key`, if any; counts the hit. (The cache-hit fast path.)
-    pub fn lookup_fresh(&self, key: &str) -> Option<Verdict> {
-        let entry = self.cache.get(key)?;
+    /// The cache key of a review, and whether its answer may be stored. Upstream keys its cache
+    /// by the canonical JSON of the spec itself; warrant keys it by that JSON's SHA-256, so an
+    /// entry is small whatever the requester put in its user, groups and extra (evicted entries
+    /// are freed lazily, so with keys of requester-chosen size a flood of unique reviews held
+    /// many times the cache's bound). The key holds the authorization options whatever version
+    /// the downstream speaks (upstream keys on the v1 spec before converting it), so an
+    /// opted-in review and one that did not opt in never share an entry.
+    pub fn key(input: &Input) -> (Arc<str>, bool) {
+        use base64::Engine;
+        use sha2::{Digest, Sha256};
+        let spec = input.review.spec();
+        let options = Self::options(input);
+        let digest = Sha256::digest(canonical_spec_json(spec, options.as_ref()).as_bytes());
+        let key = base64::engine::general_purpose::STANDARD_NO_PAD.encode(digest);
+        (key.into(), is_cacheable(spec))
+    }
+
+    /// Whether the review sent downstream for `input` asks for conditions (v1 only).
+    fn asks_conditions(&self, input: &Input) -> bool {
+        self.client.version() == ApiVersion::V1 && input.review.supports_conditions()
+    }
+
+    /// A fresh cached verdict for `input`, if any; counts the hit. (The cache-hit fast path.)
+    pub fn lookup_fresh(&self, input: &Input) -> Option<Verdict> {
+        let (key, _) = Self::key(input);
+        let entry = self.cache.get(&key)?;
         if !entry.is_fresh(std::time::Instant::now()) {
             return None;
         }
         self.metrics.record_cache("hit");
-        Some(verdict(&entry.status, false))
+        verdict(&entry.status, false, self.asks_conditions(input)).ok()
     }
 
     /// Benchmarks and tests only: stores `status` as the downstream's answer to `input`, as a
@@ -197,12 +234,14 @@ impl Core {
     #[doc(hidden)]
     pub fn prime(&self, input: &Input, status: DownstreamStatus) {
         let (key, _) = Self::key(input);
+        let asked = self.asks_conditions(input);
         self.cache
-            .store(key, Arc::new(status), std::time::Instant::now());
+            .store(key, Arc::new(status), std::time::Instant::now(), asked);
     }
 
     async fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
         let (key, cacheable) = Self::key(input);
+        let asked = self.asks_conditions(input);
         let use_cache = cacheable && self.cache.is_enabled();
         let cached = if use_cache {
             self.cache.get(&key)
@@ -213,15 +252,19 @@ impl Core {
             && e.is_fresh(std::time::Instant::now())
         {
             self.metrics.record_cache("hit");
-            return Ok(verdict(&e.status, false));
+            return verdict(&e.status, false, asked).map_err(AuthorizerError::Webhook);
         }
         let call = async {
             let outcome = self.call(input, deadline).await;
             if let Ok(status) = &outcome
                 && use_cache
             {
-                self.cache
-                    .store(key.clone(), status.clone(), std::time::Instant::now());
+                self.cache.store(
+                    key.clone(),
+                    status.clone(),
+                    std::time::Instant::now(),
+                    asked,
+                );
             }
             outcome
         };
@@ -234,14 +277,14 @@ impl Core {
         match outcome {
             Ok(status) => {
                 self.metrics.record_cache(role_label(role));
-                Ok(verdict(&status, false))
+                verdict(&status, false, asked).map_err(AuthorizerError::Webhook)
             }
             Err(e) => {
                 if let Some(stale) = cached.filter(|c| c.may_serve_stale(std::time::Instant::now()))
                 {
                     self.metrics.record_cache("stale");
                     tracing::warn!(authorizer = name, error = %e, "downstream webhook failed; serving an expired verdict (staleIfError)");
-                    return Ok(verdict(&stale.status, true));
+                    return verdict(&stale.status, true, asked).map_err(AuthorizerError::Webhook);
                 }
                 self.metrics.record_cache(role_label(role));
                 tracing::error!(authorizer = name, error = %e, "Failed to make webhook authorizer request");
@@ -255,7 +298,12 @@ impl Core {
 
     /// The downstream call with upstream's retries, bounded by the review deadline.
     async fn call(&self, input: &Input, deadline: Deadline) -> Outcome {
-        let body = Bytes::from(encode_request(self.client.version(), input.review.spec()));
+        let options = Self::options(input);
+        let body = Bytes::from(encode_request(
+            self.client.version(),
+            input.review.spec(),
+            options.as_ref(),
+        ));
         let timeout = self.settings().timeout;
         let timeout_ms = timeout.as_millis() as u64;
         retry::with_backoff(self.runtime.backoff, deadline.0, |_| {
@@ -278,6 +326,43 @@ impl Core {
             }
         })
         .await
+    }
+}
+
+impl Core {
+    /// Asks the downstream to evaluate `sub`, the sub-decision it authored, against
+    /// `admission_request` (an `AuthorizationConditionsReview`, with upstream's retries, each
+    /// attempt bounded by the webhook timeout and the deadline); fails closed to `sub`'s
+    /// failure decision. Not cached, as upstream caches no evaluation.
+    pub async fn evaluate_conditions(
+        &self,
+        sub: &ConditionsAwareDecision,
+        admission_request: &serde_json::Value,
+        deadline: Deadline,
+    ) -> ConditionsAwareDecision {
+        let (body, uid) = conditional::review_body(sub, admission_request);
+        let timeout = self.settings().timeout;
+        let timeout_ms = timeout.as_millis() as u64;
+        let answer = retry::with_backoff(self.runtime.backoff, deadline.0, |_| {
+            let body = body.clone();
+            async move {
+                let own = tokio::time::Instant::now() + timeout;
+                let attempt_deadline = AttemptDeadline {
+                    at: own.min(deadline.0),
+                    is_review_deadline: deadline.0 < own,
+                    timeout_ms,
+                };
+                self.client
+                    .attempt_conditions(&body, attempt_deadline)
+                    .await
+            }
+        })
+        .await;
+        if let Err(e) = &answer {
+            let name = self.name.as_str();
+            tracing::error!(authorizer = name, error = %e, "Failed to make webhook authorizer condition evaluation request");
+        }
+        conditional::judge_answer(sub, &uid, answer)
     }
 }
 
@@ -324,8 +409,16 @@ impl Drop for AttemptGuard<'_> {
 }
 
 /// The status to a verdict, as upstream's final switch; allowed+denied is a Deny whose reason
-/// carries upstream's error text (warrant answers it as a clean 403-style denial).
-fn verdict(s: &DownstreamStatus, stale: bool) -> Verdict {
+/// carries upstream's error text (warrant answers it as a clean 403-style denial). A
+/// conditional decision is read by [`conditional::verdict`] (`asked`: the review opted in).
+fn verdict(s: &DownstreamStatus, stale: bool, asked: bool) -> Result<Verdict, WebhookError> {
+    if let Some(v) = conditional::verdict(s, asked) {
+        return v;
+    }
+    Ok(unconditional(s, stale))
+}
+
+fn unconditional(s: &DownstreamStatus, stale: bool) -> Verdict {
     let (decision, message) = match (s.allowed, s.denied) {
         (true, true) => (
             Decision::Deny,

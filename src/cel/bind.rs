@@ -7,8 +7,13 @@
 //!
 //! A [`Binding`] holds one review for every expression judged on it: the fields read directly
 //! (module `fields`) are borrowed strings held inline, built without allocating; the lists, the
-//! `extra` map and the whole `request` map (one per selector use) are built the first time an
+//! `extra` map and the whole `request` map (one per [`RequestUse`]) are built the first time an
 //! expression needs them, and then shared.
+//!
+//! `extra` is built only when an expression may read it, and the whole `request` map carries it
+//! only for expressions that may: a review may carry tens of thousands of extra keys (about
+//! 70,000 fit the 1 MiB body limit), and building their map for every authorizer cost more than
+//! the rest of the review (issue 15, finding 9).
 
 use super::fields::{Field, field_named};
 use ::cel as engine;
@@ -20,27 +25,30 @@ use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessRevie
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-/// Which selectors the bound value carries; upstream adds them only when an expression names
-/// them.
+/// Which optional parts the bound value carries: the selectors, which upstream adds only when
+/// an expression names them, and `extra`, which only changes the cost of a review.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SelectorUse {
+pub struct RequestUse {
     /// Some expression selects `fieldSelector`.
     pub field: bool,
     /// Some expression selects `labelSelector`.
     pub label: bool,
+    /// Some expression may read `request.extra`.
+    pub extra: bool,
 }
 
-impl SelectorUse {
-    /// The use as an index of the four combinations.
+impl RequestUse {
+    /// The use as an index of the eight combinations.
     fn index(self) -> usize {
-        usize::from(self.field) * 2 + usize::from(self.label)
+        usize::from(self.extra) * 4 + usize::from(self.field) * 2 + usize::from(self.label)
     }
 
     /// Either expression set's use.
-    pub fn union(self, other: SelectorUse) -> SelectorUse {
-        SelectorUse {
+    pub fn union(self, other: RequestUse) -> RequestUse {
+        RequestUse {
             field: self.field || other.field,
             label: self.label || other.label,
+            extra: self.extra || other.extra,
         }
     }
 }
@@ -73,7 +81,7 @@ fn map<'v>(entries: Vec<(&'static str, Val<'v>)>) -> Val<'v> {
 }
 
 /// The `request` value for `spec`.
-pub fn request(spec: &SubjectAccessReviewSpec, selectors: SelectorUse) -> Val<'_> {
+pub fn request(spec: &SubjectAccessReviewSpec, uses: RequestUse) -> Val<'_> {
     let mut entries = vec![
         ("user", string(&spec.user)),
         (
@@ -81,10 +89,12 @@ pub fn request(spec: &SubjectAccessReviewSpec, selectors: SelectorUse) -> Val<'_
             strings(spec.groups.as_deref().unwrap_or_default()),
         ),
         ("uid", string(&spec.uid)),
-        ("extra", extra(spec)),
     ];
+    if uses.extra {
+        entries.push(("extra", extra(spec)));
+    }
     if let Some(ra) = &spec.resource_attributes {
-        entries.push(("resourceAttributes", resource_attributes(ra, selectors)));
+        entries.push(("resourceAttributes", resource_attributes(ra, uses)));
     }
     if let Some(nra) = &spec.non_resource_attributes {
         entries.push((
@@ -98,7 +108,7 @@ pub fn request(spec: &SubjectAccessReviewSpec, selectors: SelectorUse) -> Val<'_
     map(entries)
 }
 
-fn resource_attributes(ra: &ResourceAttributes, selectors: SelectorUse) -> Val<'_> {
+fn resource_attributes(ra: &ResourceAttributes, uses: RequestUse) -> Val<'_> {
     let mut entries = vec![
         ("namespace", string(&ra.namespace)),
         ("verb", string(&ra.verb)),
@@ -109,28 +119,20 @@ fn resource_attributes(ra: &ResourceAttributes, selectors: SelectorUse) -> Val<'
         ("name", string(&ra.name)),
     ];
     // The two selector types have the same shape; each is bound only when used.
-    let field = ra
-        .field_selector
-        .as_ref()
-        .filter(|_| selectors.field)
-        .map(|s| {
-            let reqs = s.requirements.iter().flatten();
-            selector(
-                s.raw_selector.as_deref(),
-                reqs.map(|r| (&*r.key, &*r.operator, &r.values)),
-            )
-        });
-    let label = ra
-        .label_selector
-        .as_ref()
-        .filter(|_| selectors.label)
-        .map(|s| {
-            let reqs = s.requirements.iter().flatten();
-            selector(
-                s.raw_selector.as_deref(),
-                reqs.map(|r| (&*r.key, &*r.operator, &r.values)),
-            )
-        });
+    let field = ra.field_selector.as_ref().filter(|_| uses.field).map(|s| {
+        let reqs = s.requirements.iter().flatten();
+        selector(
+            s.raw_selector.as_deref(),
+            reqs.map(|r| (&*r.key, &*r.operator, &r.values)),
+        )
+    });
+    let label = ra.label_selector.as_ref().filter(|_| uses.label).map(|s| {
+        let reqs = s.requirements.iter().flatten();
+        selector(
+            s.raw_selector.as_deref(),
+            reqs.map(|r| (&*r.key, &*r.operator, &r.values)),
+        )
+    });
     for (name, value) in [("fieldSelector", field), ("labelSelector", label)] {
         if let Some(Some(v)) = value {
             entries.push((name, v));
@@ -175,7 +177,7 @@ pub struct Binding<'v> {
     now: CelTimestamp,
     groups: OnceLock<CelList<'v>>,
     extra: OnceLock<Val<'v>>,
-    request: [OnceLock<Val<'v>>; 4],
+    request: [OnceLock<Val<'v>>; 8],
 }
 
 const TRUE: CelBool = CelBool::TRUE;
@@ -220,22 +222,33 @@ impl<'v> Binding<'v> {
         self.spec
     }
 
-    /// The value of a top-level variable or a rewritten field, as expressions with `selectors`
+    /// The value of a top-level variable or a rewritten field, as expressions with `uses`
     /// see it; `None` for any other name, and for a field of attributes the review lacks.
     pub fn resolve(
         &self,
         name: &str,
-        selectors: SelectorUse,
+        uses: RequestUse,
     ) -> Option<&(dyn engine::common::value::Val + 'v)> {
         match name {
             "request" => Some(
-                self.request[selectors.index()]
-                    .get_or_init(|| request(self.spec, selectors))
+                self.request[uses.index()]
+                    .get_or_init(|| request(self.spec, uses))
                     .as_ref(),
             ),
             "now" => Some(&self.now),
             _ => self.field(field_named(name)?),
         }
+    }
+
+    /// Whether `extra` was built, directly or inside a whole `request` map.
+    #[cfg(test)]
+    pub(super) fn built_extra(&self) -> bool {
+        let whole = self
+            .request
+            .iter()
+            .enumerate()
+            .any(|(i, r)| i >= 4 && r.get().is_some());
+        self.extra.get().is_some() || whole
     }
 
     fn field(&self, field: Field) -> Option<&(dyn engine::common::value::Val + 'v)> {
@@ -260,21 +273,21 @@ fn bool_ref(b: bool) -> &'static CelBool {
 }
 
 impl<'v> Binding<'v> {
-    /// The binding as the expressions of one authorizer see it: with the selectors they use.
-    pub fn with(&self, selectors: SelectorUse) -> Bound<'_, 'v> {
+    /// The binding as the expressions of one authorizer see it: with the optional parts they use.
+    pub fn with(&self, uses: RequestUse) -> Bound<'_, 'v> {
         Bound {
             binding: self,
-            selectors,
+            uses,
         }
     }
 }
 
-/// A review bound for the expressions of one authorizer (a [`Binding`] with the selectors they
-/// use), shared by them.
+/// A review bound for the expressions of one authorizer (a [`Binding`] with the optional parts
+/// they use), shared by them.
 #[derive(Clone, Copy)]
 pub struct Bound<'a, 'v> {
     binding: &'a Binding<'v>,
-    selectors: SelectorUse,
+    uses: RequestUse,
 }
 
 impl std::fmt::Debug for Bound<'_, '_> {
@@ -286,7 +299,7 @@ impl std::fmt::Debug for Bound<'_, '_> {
 impl VariableResolver for Bound<'_, '_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
         self.binding
-            .resolve(variable, self.selectors)
+            .resolve(variable, self.uses)
             .map(CowVal::Borrowed)
     }
 }

@@ -21,7 +21,7 @@ fn eval(src: &str, spec: &SubjectAccessReviewSpec) -> Result<bool, String> {
     let e =
         Expression::compile(src, Variables::RequestAndNow).map_err(|e| format!("compile: {e}"))?;
     let binding = Binding::new(spec, chrono::Utc::now());
-    let bound = binding.with(e.selectors());
+    let bound = binding.with(e.uses());
     e.evaluate(&bound).map_err(|e| format!("eval: {e}"))
 }
 
@@ -296,6 +296,63 @@ fn a_variable_named_request_hides_the_review() {
     assert_eq!(
         eval(
             "[{'user': 'bob'}].exists(request, request.user == 'bob') && request.user == 'alice'",
+            &alice()
+        ),
+        Ok(true)
+    );
+}
+
+/// Issue 15, finding 9: `extra` is bound only for an expression that may read it, and every
+/// way of reading it (selection, `has`, optional selection, `request` used whole) keeps it.
+#[test]
+fn issue_15_9_extra_is_bound_only_when_it_may_be_read() {
+    let reads = |src: &str| {
+        Expression::compile(src, Variables::RequestAndNow)
+            .unwrap()
+            .uses()
+            .extra
+    };
+    for src in [
+        "'key1' in request.extra",
+        "has(request.extra)",
+        "request.?extra.orValue({}).size() > 0",
+        "dyn(request)['extra'].size() > 0",
+        "[request].size() == 1",
+        "request.user == 'a' || request.extra.size() == 0",
+    ] {
+        assert!(reads(src), "{src}");
+        assert!(eval(src, &alice()).is_ok(), "{src}");
+    }
+    // Evaluated on a binding shared by the expressions, one that may read `extra` builds it...
+    for src in ["'key1' in request.extra", "[request].size() == 1"] {
+        let e = Expression::compile(src, Variables::RequestAndNow).unwrap();
+        let spec = alice();
+        let binding = Binding::new(&spec, chrono::Utc::now());
+        assert_eq!(e.evaluate(&binding.with(e.uses())), Ok(true), "{src}");
+        assert!(binding.built_extra(), "{src}");
+    }
+    // ...and one that does not never does, even when it reads `request` through the whole map.
+    let spec = alice();
+    let binding = Binding::new(&spec, chrono::Utc::now());
+    for src in [
+        "request.user == 'alice'",
+        "request.resourceAttributes.verb == 'get'",
+        "[{'extra': 1}].all(m, m.extra == 1)",
+        "request.?resourceAttributes.value().verb == 'get'",
+        "!has(request.resourceAttributes.fieldSelector)",
+    ] {
+        assert!(!reads(src), "{src}");
+        let e = Expression::compile(src, Variables::RequestAndNow).unwrap();
+        assert_eq!(e.evaluate(&binding.with(e.uses())), Ok(true), "{src}");
+    }
+    assert!(!binding.built_extra());
+    assert_eq!(
+        eval("dyn(request)['extra']['key1'][0] == 'a'", &alice()),
+        Ok(true)
+    );
+    assert_eq!(
+        eval(
+            "request.?extra.key1.orValue([]) == ['a', 'b', 'c']",
             &alice()
         ),
         Ok(true)

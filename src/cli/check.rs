@@ -2,16 +2,17 @@
 //! evaluated against a configuration without a server. Prints the answer and the trace; the
 //! exit status is 0 for Allow, 3 for Deny, 4 for NoOpinion and 2 for a usage or config error.
 
-use super::{ConfigSource, ExitStatus, object_input};
+use super::{ConfigSource, ExitStatus, check_conditions, object_input};
 use crate::authorizer::{Answer, Chain, Deadline, Input};
 use crate::decision::Decision;
-use crate::review::{self, ApiVersion, Review, ReviewError};
+use crate::review::{self, ApiVersion, ConditionsReview, DecisionType, Review, ReviewError};
 use crate::telemetry::audit::StepRecord;
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SubjectAccessReviewSpec,
 };
 use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -152,11 +153,30 @@ pub struct CheckArgs {
     /// With `--object`: the request is a dry run.
     #[arg(long, requires = "object")]
     pub dry_run: bool,
+    /// Ask as a Kubernetes 1.38 API server with conditional authorization does
+    /// (`authorizationOptions` with Allow, ConditionsMap, Deny, NoOpinion and Union; a v1
+    /// review file carrying them does the same) and print the conditions of a conditional
+    /// answer. With `--object` (and `--old-object`), evaluate them as the API server's enforcer
+    /// round trip would, instead of judging with the validation ring. Differences from the API
+    /// server: the admission request is made from the flags (fixed uid, `kind` from the
+    /// object, no `requestKind`, `options` or `namespaceObject`), the object is used as
+    /// written (no conversion or defaulting), and nothing is cached.
+    #[arg(long, verbatim_doc_comment)]
+    pub conditions: bool,
 }
 
 impl CheckArgs {
-    /// The review these arguments describe.
+    /// The review these arguments describe, opted in to conditions with `--conditions`.
     pub fn review(&self) -> Result<Review, InputError> {
+        let review = self.plain_review()?;
+        Ok(if self.conditions {
+            review.with_options(Some(crate::review::AuthorizationOptions::conditional()))
+        } else {
+            review
+        })
+    }
+
+    fn plain_review(&self) -> Result<Review, InputError> {
         if let Some(path) = &self.file {
             if self.verb.is_some() || self.resource.is_some() {
                 return Err(InputError::FileAndFlags);
@@ -187,12 +207,16 @@ impl CheckArgs {
     }
 
     /// The input these arguments describe: the review, and with `--object` its admission
-    /// context.
+    /// context (not when the review handles conditions: the objects then go to the round trip,
+    /// [`CheckArgs::conditions_objects`]).
     pub fn input(&self) -> Result<Input, InputError> {
         let input = Input::new(self.review()?, self.now()?);
         let Some(path) = &self.object else {
             return Ok(input);
         };
+        if input.review.supports_conditions() {
+            return Ok(input);
+        }
         let object = object_input::read_object(path)?;
         let old = self
             .old_object
@@ -203,6 +227,16 @@ impl CheckArgs {
         let verb = self.verb.as_deref().unwrap_or("");
         let ctx = object_input::context(verb, object, old, self.dry_run, view)?;
         Ok(input.with_object(Arc::new(ctx)))
+    }
+
+    /// The objects of the enforcer round trip: `--object` and `--old-object`, as JSON.
+    pub fn conditions_objects(&self) -> Result<(Option<Value>, Option<Value>), InputError> {
+        let read = |p: &Option<PathBuf>| {
+            p.as_deref()
+                .map(|p| object_input::read_object(p).map(|o| o.json().clone()))
+                .transpose()
+        };
+        Ok((read(&self.object)?, read(&self.old_object)?))
     }
 
     /// The evaluation time.
@@ -335,6 +369,11 @@ struct JsonAnswer<'a> {
     reason: &'a str,
     code: Option<&'a str>,
     evaluation_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conditional_decision: Option<&'a crate::review::ConditionsAwareDecision>,
+    /// The outcome of the conditions against `--object`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evaluated: Option<&'a crate::review::ConditionsAwareDecision>,
     trace: Vec<StepRecord<'a>>,
 }
 
@@ -367,8 +406,53 @@ pub fn run(args: CheckArgs) -> ExitStatus {
     };
     let answer = evaluate(&runtime, &chain, &input);
     let admission = input.object.is_some();
-    print!("{}", render(&answer, args.output, admission));
-    match answer.decision {
+    let outcome = match (&answer.conditional, args.object.is_some()) {
+        (Some(conditional), true) => match round_trip(&args, &runtime, &chain, &input, conditional)
+        {
+            Ok(o) => Some(o),
+            Err(e) => return usage(e.to_string()),
+        },
+        _ => None,
+    };
+    print!(
+        "{}",
+        render_with(&answer, args.output, admission, outcome.as_ref())
+    );
+    exit_status(match outcome.map(|o| o.decision_type) {
+        None => answer.decision,
+        Some(DecisionType::Allow) => Decision::Allow,
+        Some(DecisionType::Deny) => Decision::Deny,
+        Some(_) => Decision::NoOpinion,
+    })
+}
+
+/// The enforcer's round trip: the conditional answer evaluated against `--object` (and
+/// `--old-object`) as warrant evaluates the API server's AuthorizationConditionsReview.
+fn round_trip(
+    args: &CheckArgs,
+    runtime: &tokio::runtime::Runtime,
+    chain: &Chain,
+    input: &Input,
+    conditional: &crate::review::ConditionsAwareDecision,
+) -> Result<crate::review::ConditionsAwareDecision, InputError> {
+    let (object, old) = args.conditions_objects()?;
+    let request = check_conditions::admission_request(
+        &input.review,
+        object.as_ref(),
+        old.as_ref(),
+        args.dry_run,
+    );
+    let review = ConditionsReview {
+        decision: conditional.clone(),
+        admission_request: request,
+        uid: check_conditions::CHECK_UID.to_owned(),
+    };
+    let deadline = Deadline::after(Duration::from_secs(30));
+    Ok(runtime.block_on(chain.evaluate_conditions(&review, deadline)))
+}
+
+fn exit_status(decision: Decision) -> ExitStatus {
+    match decision {
         Decision::Allow => ExitStatus::Success,
         Decision::Deny => ExitStatus::Denied,
         Decision::NoOpinion => ExitStatus::NoOpinion,
@@ -378,6 +462,35 @@ pub fn run(args: CheckArgs) -> ExitStatus {
 /// Renders an answer as `warrant check` prints it (`admission`: the answer of the validation
 /// ring, which admits or refuses).
 pub fn render(answer: &Answer, output: Output, admission: bool) -> String {
+    render_with(answer, output, admission, None)
+}
+
+/// Renders an answer and, for a conditional one, its conditions and the `outcome` of their
+/// evaluation against an object, when there is one.
+pub fn render_with(
+    answer: &Answer,
+    output: Output,
+    admission: bool,
+    outcome: Option<&crate::review::ConditionsAwareDecision>,
+) -> String {
+    let mut s = render_answer(answer, output, admission, outcome);
+    if output == Output::Text {
+        if let Some(c) = &answer.conditional {
+            s.push_str(&check_conditions::render_decision(c));
+        }
+        if let Some(o) = outcome {
+            s.push_str(&check_conditions::render_outcome(o));
+        }
+    }
+    s
+}
+
+fn render_answer(
+    answer: &Answer,
+    output: Output,
+    admission: bool,
+    outcome: Option<&crate::review::ConditionsAwareDecision>,
+) -> String {
     match output {
         Output::Json => {
             let j = JsonAnswer {
@@ -386,6 +499,8 @@ pub fn render(answer: &Answer, output: Output, admission: bool) -> String {
                 reason: &answer.reason,
                 code: answer.code.as_ref().map(|c| c.as_str()),
                 evaluation_error: answer.evaluation_error(),
+                conditional_decision: answer.conditional.as_ref(),
+                evaluated: outcome,
                 trace: answer.trace.iter().map(StepRecord::new).collect(),
             };
             let mut s = serde_json::to_string_pretty(&j).unwrap_or_default();
@@ -395,6 +510,9 @@ pub fn render(answer: &Answer, output: Output, admission: bool) -> String {
         Output::Text => {
             let mut s = String::new();
             let verdict = match answer.decision {
+                _ if answer.conditional.is_some() => {
+                    "conditional (the API server evaluates the conditions below at admission)"
+                }
                 Decision::Deny if admission => "refused (the API server answers 403)",
                 _ if admission => "admitted",
                 Decision::Allow => "yes (Allow)",

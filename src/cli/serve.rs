@@ -94,6 +94,11 @@ pub struct ServeArgs {
     /// answered 429 with Retry-After.
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1024..))]
     pub max_buffered_request_bytes: u64,
+    /// Bytes each Webhook entry's verdict cache may hold (keys, reasons and bookkeeping); past
+    /// it the least used verdicts are evicted. It holds at most 8192 verdicts either way, as
+    /// kube-apiserver's, which has no flag for its cache size.
+    #[arg(long, default_value_t = crate::authorizer::webhook::cache::DEFAULT_MAX_BYTES, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(65536..))]
+    pub webhook_cache_max_bytes: u64,
     /// Close a connection that has had no request in flight this long (Go duration).
     #[arg(long, default_value = "120s", value_name = "DURATION")]
     pub idle_timeout: String,
@@ -155,7 +160,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         Some(cache) => Metrics::with_extra(|r| cluster::metrics::register(cache, r)),
         None => Metrics::new(),
     });
-    let mut live = LiveChain::default();
+    let mut live = LiveChain::default().with_webhook_cache_bytes(args.webhook_cache_max_bytes);
     if !args.replay_on_reload.is_empty() {
         crate::replay::input::Reader::new(&args.replay_on_reload)
             .map_err(|e| format!("--replay-on-reload {e}"))?;

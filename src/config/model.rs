@@ -1,11 +1,13 @@
 //! The validated configuration: what a chain is built from. Holding a [`Config`] means every
 //! upstream and warrant rule has been checked.
 
+pub mod conditions;
 pub mod guard;
 mod mode;
 pub mod pattern;
 pub mod window;
 
+pub use conditions::{ConditionsSettings, RuleCondition, WhenUnsupported};
 pub use guard::GuardSpec;
 pub use mode::Mode;
 
@@ -42,6 +44,10 @@ pub struct AuthorizerConfig {
     /// Compiled CEL pre-filters, evaluated in order on every review before the authorizer
     /// (from `webhook.matchConditions` for a Webhook, from `matchConditions` otherwise).
     pub match_conditions: Vec<Expression>,
+    /// `conditions`: whether (and how) the authorizer answers with conditions (KEP-5681).
+    /// `None` for a DeletionGuard means it authors none; a Policy with `condition:` rules
+    /// authors them whatever this says, with the default settings when it is absent.
+    pub conditions: Option<ConditionsSettings>,
 }
 
 /// A `Policy` authorizer's rules.
@@ -66,6 +72,9 @@ pub struct PolicyRule {
     pub code: Option<Code>,
     /// `Enforce` (default) or `Observe` (shadow: a match is recorded, then the rule is skipped).
     pub mode: Mode,
+    /// `condition`: a CEL bool over the object, evaluated at admission (KEP-5681); a match of
+    /// `expression` then only makes the rule's effect conditional on it.
+    pub condition: Option<RuleCondition>,
 }
 
 /// What a matching rule yields.

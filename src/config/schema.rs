@@ -54,6 +54,9 @@ pub struct Authorizer {
     /// warrant.dev only: the settings of a `DeletionGuard` authorizer.
     #[serde(default)]
     pub guard: Option<At<guard::GuardFile>>,
+    /// Conditional authorization settings (Policy, DeletionGuard).
+    #[serde(default)]
+    pub conditions: Option<At<Conditions>>,
 }
 
 /// The `policy` block of a `Policy` authorizer.
@@ -87,6 +90,18 @@ pub struct Rule {
     /// `Enforce` (default) or `Observe` (shadow: recorded when it matches, then skipped).
     #[serde(default)]
     pub mode: Option<At<String>>,
+    /// A CEL bool over `object`, `oldObject` and `request`, evaluated at admission (KEP-5681).
+    #[serde(default)]
+    pub condition: Option<At<String>>,
+}
+
+/// An entry's `conditions:` block (conditional authorization, KEP-5681).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Conditions {
+    /// `Fold` (default) or `ValidationRing`.
+    #[serde(default)]
+    pub when_unsupported: Option<At<String>>,
 }
 
 /// Upstream's `WebhookConfiguration`.

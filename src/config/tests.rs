@@ -156,7 +156,7 @@ fn too_many_and_duplicate_match_conditions() {
 }
 
 #[test]
-fn cluster_state_types_are_refused_with_why() {
+fn issue_15_10_cluster_state_types_are_refused_with_why() {
     // Issue 15, finding 10: ABAC is refused for what it is (a policy file on the API server's
     // disk), not for needing cluster state.
     for (t, why) in [
@@ -248,7 +248,7 @@ fn webhook_settings_are_defaulted_as_upstream() {
 /// Issue 15, finding 10: `warrantServiceAccount` names warrant's own account instead of the
 /// default one; without it the default stays exempt.
 #[test]
-fn warrant_service_account_replaces_the_default_exemption() {
+fn issue_15_10_warrant_service_account_replaces_the_default_exemption() {
     let guard = |extra: &str| {
         let yaml = format!(
             "{WARRANT}authorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n    protectedNamespaces: [{{names: [prod], level: high}}]\n{extra}"
@@ -332,7 +332,7 @@ fn shadow_mode_on_entries_rules_and_guards() {
 /// Issue 15, finding 11: an Allow rule that constrains no verb also grants the verbs Kubernetes
 /// adds (constrained impersonation, DRA); a valid file says so in a warning.
 #[test]
-fn an_allow_rule_without_a_verb_is_valid_with_a_warning() {
+fn issue_15_11_an_allow_rule_without_a_verb_is_valid_with_a_warning() {
     let file = |effect: &str, expression: &str| {
         format!(
             "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: p\n  policy:\n    rules:\n    - name: r\n      effect: {effect}\n      expression: \"{expression}\"\n      message: m\n"

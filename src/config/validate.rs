@@ -14,6 +14,7 @@ use super::model::{AuthorizerConfig, Config, FailurePolicy, Mode};
 use super::schema::{self, At};
 use std::sync::Arc;
 
+mod conditions;
 mod entry;
 mod guard;
 mod match_conditions;

@@ -1,5 +1,6 @@
 //! Bytes to [`Review`]: peek at `apiVersion` and `kind`, then decode `spec` in that version.
 
+use super::conditional::AuthorizationOptions;
 use super::decoded::Review;
 use super::error::ReviewError;
 use super::json_object::refuse_array;
@@ -35,12 +36,16 @@ struct WireSpec {
     group: Option<Vec<String>>,
     #[serde(default)]
     uid: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::extra_map::deserialize")]
     extra: Option<BTreeMap<String, Vec<String>>>,
     #[serde(default)]
     resource_attributes: Option<ResourceAttributes>,
     #[serde(default)]
     non_resource_attributes: Option<NonResourceAttributes>,
+    /// v1 only (KEP-5681); a v1beta1 review carrying it has it ignored, as v1beta1 defines no
+    /// such field.
+    #[serde(default)]
+    authorization_options: Option<AuthorizationOptions>,
 }
 
 /// Decodes one review from a JSON body.
@@ -80,5 +85,5 @@ pub fn decode(body: &[u8]) -> Result<Review, ReviewError> {
         resource_attributes: wire.resource_attributes,
         non_resource_attributes: wire.non_resource_attributes,
     };
-    Review::new(version, spec)
+    Ok(Review::new(version, spec)?.with_options(wire.authorization_options))
 }

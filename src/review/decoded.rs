@@ -1,5 +1,6 @@
 //! One decoded review in the v1 shape, checked to describe exactly one kind of request.
 
+use super::conditional::AuthorizationOptions;
 use super::error::ReviewError;
 use super::version::ApiVersion;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReviewSpec};
@@ -19,6 +20,7 @@ pub enum Attributes {
 pub struct Review {
     version: ApiVersion,
     spec: SubjectAccessReviewSpec,
+    options: Option<AuthorizationOptions>,
 }
 
 impl Review {
@@ -27,7 +29,11 @@ impl Review {
         match (&spec.resource_attributes, &spec.non_resource_attributes) {
             (Some(_), Some(_)) => Err(ReviewError::BothAttributes),
             (None, None) => Err(ReviewError::NoAttributes),
-            _ => Ok(Self { version, spec }),
+            _ => Ok(Self {
+                version,
+                spec,
+                options: None,
+            }),
         }
     }
 
@@ -40,7 +46,30 @@ impl Review {
     ) -> Self {
         spec.resource_attributes = Some(attributes);
         spec.non_resource_attributes = None;
-        Self { version, spec }
+        Self {
+            version,
+            spec,
+            options: None,
+        }
+    }
+
+    /// The same review with `spec.authorizationOptions` (v1 only; v1beta1 has no such field).
+    pub fn with_options(mut self, options: Option<AuthorizationOptions>) -> Self {
+        self.options = options.filter(|_| self.version == ApiVersion::V1);
+        self
+    }
+
+    /// `spec.authorizationOptions`, when the caller sent them.
+    pub fn options(&self) -> Option<&AuthorizationOptions> {
+        self.options.as_ref()
+    }
+
+    /// Whether the caller handles conditional decisions (KEP-5681): a v1 review whose
+    /// `handledDecisionTypes` include all of Allow, Deny, NoOpinion, ConditionsMap and Union.
+    pub fn supports_conditions(&self) -> bool {
+        self.options
+            .as_ref()
+            .is_some_and(AuthorizationOptions::supports_conditions)
     }
 
     /// The version the review arrived in.

@@ -6,6 +6,7 @@
 //! with no user encodes as `{"nonResourceAttributes":{}}`; the shims here (and
 //! [`super::omit_empty`] for the attributes) do the same. v1beta1 spells the groups `group`.
 
+use super::conditional::AuthorizationOptions;
 use super::omit_empty::{self, NonResource, Resource};
 use super::version::ApiVersion;
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
@@ -40,6 +41,8 @@ struct V1Spec<'a> {
     extra: &'a Option<BTreeMap<String, Vec<String>>>,
     #[serde(skip_serializing_if = "empty_str")]
     uid: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    authorization_options: Option<&'a AuthorizationOptions>,
 }
 
 /// The v1beta1 spelling: the same fields, groups as `group`.
@@ -60,7 +63,10 @@ struct V1beta1Spec<'a> {
     uid: &'a Option<String>,
 }
 
-fn v1(spec: &SubjectAccessReviewSpec) -> V1Spec<'_> {
+fn v1<'a>(
+    spec: &'a SubjectAccessReviewSpec,
+    options: Option<&'a AuthorizationOptions>,
+) -> V1Spec<'a> {
     V1Spec {
         resource_attributes: spec.resource_attributes.as_ref().map(omit_empty::resource),
         non_resource_attributes: spec
@@ -71,6 +77,7 @@ fn v1(spec: &SubjectAccessReviewSpec) -> V1Spec<'_> {
         groups: &spec.groups,
         extra: &spec.extra,
         uid: &spec.uid,
+        authorization_options: options,
     }
 }
 
@@ -92,22 +99,33 @@ struct Unanswered {
     allowed: bool,
 }
 
-/// The canonical JSON of the v1 form of `spec`: what downstream caches key on, whatever version
-/// the downstream is sent (upstream keys on `json.Marshal` of the v1 spec).
-pub fn canonical_spec_json(spec: &SubjectAccessReviewSpec) -> String {
+/// The canonical JSON of the v1 form of `spec` with the `authorizationOptions` sent downstream:
+/// what downstream caches key on, whatever version the downstream is sent (upstream keys on
+/// `json.Marshal` of the v1 spec it sends, `authorizationOptions` included: `sendSARWebhook`
+/// in `plugin/pkg/authorizer/webhook/webhook.go`, v0.38.0-beta.0).
+pub fn canonical_spec_json(
+    spec: &SubjectAccessReviewSpec,
+    options: Option<&AuthorizationOptions>,
+) -> String {
     // Serializing strings, lists and maps into a String cannot fail.
-    serde_json::to_string(&v1(spec)).unwrap_or_default()
+    serde_json::to_string(&v1(spec, options)).unwrap_or_default()
 }
 
-/// Encodes an outgoing review of `spec` in `version`, as kube-apiserver's webhook client sends it.
-pub fn encode_request(version: ApiVersion, spec: &SubjectAccessReviewSpec) -> Vec<u8> {
+/// Encodes an outgoing review of `spec` in `version`, as kube-apiserver's webhook client sends it;
+/// `options` only in v1 (v1beta1 cannot carry them: the downstream is then unconditional-only,
+/// as upstream's v1beta1 conversion downgrades it).
+pub fn encode_request(
+    version: ApiVersion,
+    spec: &SubjectAccessReviewSpec,
+    options: Option<&AuthorizationOptions>,
+) -> Vec<u8> {
     let status = Unanswered { allowed: false };
     let bytes = match version {
         ApiVersion::V1 => serde_json::to_vec(&Envelope {
             api_version: version.as_str(),
             kind: "SubjectAccessReview",
             metadata: Empty {},
-            spec: v1(spec),
+            spec: v1(spec, options),
             status,
         }),
         ApiVersion::V1beta1 => serde_json::to_vec(&Envelope {
@@ -153,7 +171,8 @@ mod tests {
     #[test]
     fn empty_fields_are_omitted() {
         let body: serde_json::Value =
-            serde_json::from_slice(&encode_request(ApiVersion::V1, &nonresource(None))).unwrap();
+            serde_json::from_slice(&encode_request(ApiVersion::V1, &nonresource(None), None))
+                .unwrap();
         assert_eq!(body["apiVersion"], "authorization.k8s.io/v1");
         assert_eq!(body["kind"], "SubjectAccessReview");
         assert_eq!(
@@ -164,7 +183,7 @@ mod tests {
         let mut jane = nonresource(Some("jane"));
         jane.groups = Some(vec![]);
         let body: serde_json::Value =
-            serde_json::from_slice(&encode_request(ApiVersion::V1, &jane)).unwrap();
+            serde_json::from_slice(&encode_request(ApiVersion::V1, &jane, None)).unwrap();
         assert_eq!(
             body["spec"],
             serde_json::json!({"user": "jane", "nonResourceAttributes": {}})
@@ -176,12 +195,12 @@ mod tests {
         let mut spec = nonresource(Some("jane"));
         spec.groups = Some(vec!["b".into(), "a".into()]);
         let body: serde_json::Value =
-            serde_json::from_slice(&encode_request(ApiVersion::V1beta1, &spec)).unwrap();
+            serde_json::from_slice(&encode_request(ApiVersion::V1beta1, &spec, None)).unwrap();
         assert_eq!(body["apiVersion"], "authorization.k8s.io/v1beta1");
         assert_eq!(body["spec"]["group"], serde_json::json!(["b", "a"]));
         assert!(body["spec"].get("groups").is_none());
         assert_eq!(
-            canonical_spec_json(&spec),
+            canonical_spec_json(&spec, None),
             r#"{"nonResourceAttributes":{},"user":"jane","groups":["b","a"]}"#
         );
     }
@@ -250,8 +269,8 @@ mod tests {
             r#""fieldSelector":{"requirements":[{"key":"metadata.name","operator":"Exists"}]},"#,
             r#""labelSelector":{"requirements":[{"key":"tier","operator":"In","values":["web"]}]}}}"#
         );
-        assert_eq!(canonical_spec_json(&spelled), expected);
-        assert_eq!(canonical_spec_json(&omitted), expected);
+        assert_eq!(canonical_spec_json(&spelled, None), expected);
+        assert_eq!(canonical_spec_json(&omitted, None), expected);
         let empty_selector = SubjectAccessReviewSpec {
             non_resource_attributes: Some(NonResourceAttributes {
                 path: Some(String::new()),
@@ -260,15 +279,39 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            canonical_spec_json(&empty_selector),
+            canonical_spec_json(&empty_selector, None),
             r#"{"nonResourceAttributes":{}}"#
         );
         let body: serde_json::Value =
-            serde_json::from_slice(&encode_request(ApiVersion::V1beta1, &spelled)).unwrap();
+            serde_json::from_slice(&encode_request(ApiVersion::V1beta1, &spelled, None)).unwrap();
         assert!(
             body["spec"]["resourceAttributes"]
                 .get("namespace")
                 .is_none()
         );
+    }
+
+    /// Options are part of the v1 body and of the key (last, as Go orders the spec's fields);
+    /// v1beta1 has no such field.
+    #[test]
+    fn options_go_into_v1_body_and_key_only() {
+        let spec = nonresource(Some("jane"));
+        let options = AuthorizationOptions::conditional();
+        let with = canonical_spec_json(&spec, Some(&options));
+        assert_eq!(
+            with,
+            r#"{"nonResourceAttributes":{},"user":"jane","authorizationOptions":{"handledDecisionTypes":["Allow","ConditionsMap","Deny","NoOpinion","Union"]}}"#
+        );
+        assert_ne!(with, canonical_spec_json(&spec, None));
+        let body: serde_json::Value =
+            serde_json::from_slice(&encode_request(ApiVersion::V1, &spec, Some(&options))).unwrap();
+        assert_eq!(
+            body["spec"]["authorizationOptions"]["handledDecisionTypes"][1],
+            "ConditionsMap"
+        );
+        let body: serde_json::Value =
+            serde_json::from_slice(&encode_request(ApiVersion::V1beta1, &spec, Some(&options)))
+                .unwrap();
+        assert!(body["spec"].get("authorizationOptions").is_none());
     }
 }

@@ -1,5 +1,6 @@
 //! [`SubjectAccessReviewStatus`] to bytes, in the version of the review that was answered.
 
+use super::conditional::ConditionsAwareDecision;
 use super::version::ApiVersion;
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
 use serde::Serialize;
@@ -27,5 +28,40 @@ pub fn encode_response(version: ApiVersion, status: &SubjectAccessReviewStatus) 
         status,
     };
     // Serializing plain strings and bools into a Vec cannot fail.
+    serde_json::to_vec(&envelope).unwrap_or_default()
+}
+
+/// The status of a conditional answer: `allowed`, `denied`, `reason` and `evaluationError` keep
+/// their zero values (`allowed` has no `omitempty` in Go, so it is written as `false`) and
+/// `conditionalDecision` carries the decision (`SubjectAccessReviewStatus` in
+/// `k8s.io/api/authorization/v1/types.go`, v0.38.0-beta.0).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConditionalStatus<'a> {
+    allowed: bool,
+    conditional_decision: &'a ConditionsAwareDecision,
+}
+
+#[derive(Serialize)]
+struct ConditionalEnvelope<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: Empty,
+    status: ConditionalStatus<'a>,
+}
+
+/// Encodes a conditional answer (v1 only: only a v1 caller can opt in to conditions).
+pub fn encode_conditional_response(decision: &ConditionsAwareDecision) -> Vec<u8> {
+    let envelope = ConditionalEnvelope {
+        api_version: ApiVersion::V1.as_str(),
+        kind: "SubjectAccessReview",
+        metadata: Empty {},
+        status: ConditionalStatus {
+            allowed: false,
+            conditional_decision: decision,
+        },
+    };
+    // Strings, bools and vectors of them serialize without failure.
     serde_json::to_vec(&envelope).unwrap_or_default()
 }

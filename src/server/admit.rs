@@ -45,6 +45,7 @@ pub(super) fn budget(query: Option<&str>, review_timeout: Duration) -> Duration 
 /// The answer to an operation the validation ring does not judge: admitted, no step.
 pub(super) fn unjudged(operation: AdmissionOperation) -> Answer {
     Answer {
+        conditional: None,
         decision: Decision::NoOpinion,
         decided_by: None,
         rule: None,
@@ -224,6 +225,7 @@ mod tests {
 
     fn answer(decision: Decision, reason: &str, trace: Vec<Step>) -> Answer {
         Answer {
+            conditional: None,
             decision,
             decided_by: None,
             rule: None,

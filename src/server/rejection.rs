@@ -18,6 +18,9 @@ pub enum Rejection {
     /// The body is not a usable AdmissionReview.
     #[error("{0}")]
     BadAdmission(#[from] AdmissionError),
+    /// The body is not a usable AuthorizationConditionsReview.
+    #[error("{0}")]
+    BadConditionsReview(#[from] crate::review::ConditionsReviewError),
     /// The request's content type is not JSON.
     #[error("Content-Type {0:?} is not supported: send application/json")]
     ContentType(String),
@@ -71,9 +74,10 @@ impl Rejection {
     /// The HTTP status and the Status `reason` for this rejection.
     pub fn code(&self) -> (StatusCode, &'static str) {
         match self {
-            Rejection::BadReview(_) | Rejection::BadAdmission(_) | Rejection::BodyRead(_) => {
-                (StatusCode::BAD_REQUEST, "BadRequest")
-            }
+            Rejection::BadReview(_)
+            | Rejection::BadAdmission(_)
+            | Rejection::BadConditionsReview(_)
+            | Rejection::BodyRead(_) => (StatusCode::BAD_REQUEST, "BadRequest"),
             // As kube-apiserver answers a body it has no serializer for.
             Rejection::ContentType(_) | Rejection::ContentEncoding(_) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType")

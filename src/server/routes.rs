@@ -223,7 +223,17 @@ async fn authorize(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
-    let (body, _hold) = read_body(state, req, MAX_BODY_BYTES).await?;
+    let (body, _hold) = read_body(state, req, MAX_ADMISSION_BODY_BYTES).await?;
+    // kube-apiserver sends its AuthorizationConditionsReviews to the same endpoint unless the
+    // webhook's conditionsReview names another kubeconfig context; TypeMeta tells them apart.
+    if review::is_conditions_review(&body) {
+        return conditions_review(state, &body).await;
+    }
+    if body.len() > MAX_BODY_BYTES {
+        return Err(Rejection::TooLarge {
+            limit: MAX_BODY_BYTES,
+        });
+    }
     let review = review::decode(&body)?;
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
@@ -242,13 +252,69 @@ async fn authorize(
             Some(&active.source.hash),
         ));
     }
-    let bytes = review::encode_response(input.review.version(), &answer.status());
+    let bytes = match &answer.conditional {
+        Some(decision) => review::encode_conditional_response(decision),
+        None => review::encode_response(input.review.version(), &answer.status()),
+    };
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
     );
     Ok(r)
+}
+
+/// An `AuthorizationConditionsReview` (KEP-5681): the conditions warrant authored, evaluated
+/// against the admission request the API server sends (the objects may be as large as an
+/// AdmissionReview's, hence its body limit).
+async fn conditions_review(
+    state: &AppState,
+    body: &[u8],
+) -> Result<Response<Full<Bytes>>, Rejection> {
+    let review = review::decode_conditions_review(body)?;
+    let active = state.live.load().ok_or(Rejection::NotReady)?;
+    let started = Instant::now();
+    let decision = active
+        .chain
+        .evaluate_conditions(&review, Deadline::after(state.review_timeout))
+        .await;
+    let elapsed = started.elapsed();
+    state
+        .metrics
+        .record_conditions_evaluation(decision.decision_type, elapsed);
+    if state.audit.is_enabled()
+        && let Some(input) = conditions_input(state, &review)
+    {
+        let hash = Some(active.source.hash.as_str());
+        state.audit.write(&AuditRecord::conditions_review(
+            &input,
+            &review.decision,
+            &decision,
+            elapsed,
+            hash,
+        ));
+    }
+    let bytes = review::encode_conditions_response(&review.uid, &decision);
+    let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
+}
+
+/// The admission request of a conditions review mapped onto a review, for its audit record
+/// (the user and the attributes); `None` when it is not an admission request warrant can read.
+fn conditions_input(state: &AppState, review: &review::ConditionsReview) -> Option<Input> {
+    let wrapped = serde_json::json!({
+        "apiVersion": admission::API_VERSION,
+        "kind": "AdmissionReview",
+        "request": review.admission_request,
+    });
+    let body = serde_json::to_vec(&wrapped).ok()?;
+    let request = admission::decode(&body).ok()?;
+    let mapped = admission::map(request, state.cluster.clone());
+    Some(Input::new(mapped.review, state.clock.now()))
 }
 
 /// `POST /admit`: one AdmissionReview through the validation ring ([`super::admit`] says how

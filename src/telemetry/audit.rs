@@ -11,6 +11,7 @@ use super::metrics::Metrics;
 use crate::authorizer::{Answer, Input, Step, StepOutcome};
 use crate::config::Mode;
 use crate::decision::{Shadow, VerdictDetail};
+use crate::review::{ConditionsAwareDecision, DecisionType};
 use chrono::{DateTime, SecondsFormat, Utc};
 use k8s_openapi::api::authorization::v1::{NonResourceAttributes, ResourceAttributes};
 use serde::Serialize;
@@ -164,6 +165,52 @@ impl<'a> StepRecord<'a> {
     }
 }
 
+/// One condition of a conditional decision, as audit records show it: the authorizer that
+/// authored it (a path through nested unions, `opa/owners`), its effect and its id.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionRecord<'a> {
+    /// The authorizer path.
+    pub authorizer: String,
+    /// `Deny`, `NoOpinion` or `Allow`.
+    pub effect: &'static str,
+    /// The condition's id.
+    pub id: &'a str,
+}
+
+/// The conditions of `d`, depth first, in the order kube-apiserver would visit them.
+pub fn condition_records(d: &ConditionsAwareDecision) -> Vec<ConditionRecord<'_>> {
+    fn walk<'a>(path: &str, d: &'a ConditionsAwareDecision, out: &mut Vec<ConditionRecord<'a>>) {
+        if let Some(map) = &d.conditions_map {
+            let groups = [
+                ("Deny", &map.deny_conditions),
+                ("NoOpinion", &map.no_opinion_conditions),
+                ("Allow", &map.allow_conditions),
+            ];
+            for (effect, conditions) in groups {
+                for c in conditions {
+                    out.push(ConditionRecord {
+                        authorizer: path.to_owned(),
+                        effect,
+                        id: &c.id,
+                    });
+                }
+            }
+        }
+        for m in &d.union {
+            let deeper = if path.is_empty() {
+                m.authorizer_name.clone()
+            } else {
+                format!("{path}/{}", m.authorizer_name)
+            };
+            walk(&deeper, &m.decision, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk("", d, &mut out);
+    out
+}
+
 /// What an admission request adds to its record.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -209,8 +256,13 @@ pub struct AuditRecord<'a> {
     pub non_resource_attributes: Option<&'a NonResourceAttributes>,
     /// Every authorizer consulted, in order.
     pub authorizers: Vec<StepRecord<'a>>,
-    /// The final decision.
+    /// The final decision (`Conditional` when the answer is a conditional decision; for an
+    /// AuthorizationConditionsReview, the evaluated outcome).
     pub decision: &'static str,
+    /// The conditions of a conditional answer, or of the decision an
+    /// AuthorizationConditionsReview asked to evaluate.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<ConditionRecord<'a>>,
     /// The authorizer that decided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<&'a str>,
@@ -254,12 +306,27 @@ impl<'a> AuditRecord<'a> {
             resource_attributes: spec.resource_attributes.as_ref(),
             non_resource_attributes: spec.non_resource_attributes.as_ref(),
             authorizers: answer.trace.iter().map(StepRecord::new).collect(),
-            decision: answer.decision.as_str(),
+            decision: match &answer.conditional {
+                Some(_) => CONDITIONAL,
+                None => answer.decision.as_str(),
+            },
+            conditions: answer
+                .conditional
+                .as_ref()
+                .map(condition_records)
+                .unwrap_or_default(),
             decided_by: answer.decided_by.as_ref().map(|n| n.as_str()),
             code: answer.code.as_ref().map(|c| c.as_str()),
-            allowed: answer.decision == crate::decision::Decision::Allow,
-            denied: answer.decision == crate::decision::Decision::Deny,
-            reason: &answer.reason,
+            // A conditional answer leaves allowed, denied and reason zero on the wire.
+            allowed: answer.conditional.is_none()
+                && answer.decision == crate::decision::Decision::Allow,
+            denied: answer.conditional.is_none()
+                && answer.decision == crate::decision::Decision::Deny,
+            reason: if answer.conditional.is_some() {
+                ""
+            } else {
+                &answer.reason
+            },
             evaluation_error: answer.evaluation_error(),
             latency_seconds: elapsed.as_secs_f64(),
             config_hash,
@@ -286,6 +353,52 @@ impl<'a> AuditRecord<'a> {
         }
     }
 }
+
+impl<'a> AuditRecord<'a> {
+    /// The record of one answered AuthorizationConditionsReview (`"stage": "conditions"`):
+    /// `input` is its admission request mapped onto a review, `decision` the decision it asked
+    /// to evaluate (its conditions are listed) and `outcome` what warrant answered.
+    pub fn conditions_review(
+        input: &'a Input,
+        decision: &'a ConditionsAwareDecision,
+        outcome: &'a ConditionsAwareDecision,
+        elapsed: Duration,
+        config_hash: Option<&'a str>,
+    ) -> Self {
+        let spec = input.review.spec();
+        let (reason, error) = outcome.parts();
+        Self {
+            time: rfc3339(input.now),
+            stage: "conditions",
+            api_version: crate::review::CONDITIONS_REVIEW_API_VERSION,
+            admission: None,
+            user: input.review.user(),
+            uid: spec.uid.as_deref(),
+            groups: input.review.groups(),
+            extra: spec.extra.as_ref(),
+            resource_attributes: spec.resource_attributes.as_ref(),
+            non_resource_attributes: spec.non_resource_attributes.as_ref(),
+            authorizers: Vec::new(),
+            decision: match outcome.decision_type {
+                DecisionType::Allow => "Allow",
+                DecisionType::Deny => "Deny",
+                _ => "NoOpinion",
+            },
+            conditions: condition_records(decision),
+            decided_by: None,
+            code: None,
+            allowed: outcome.decision_type == DecisionType::Allow,
+            denied: outcome.decision_type == DecisionType::Deny,
+            reason,
+            evaluation_error: (!error.is_empty()).then(|| error.to_owned()),
+            latency_seconds: elapsed.as_secs_f64(),
+            config_hash,
+        }
+    }
+}
+
+/// The `decision` of a record whose answer was a conditional decision.
+pub const CONDITIONAL: &str = "Conditional";
 
 /// Removes `keys` from the record's `extra` (dropping `extra` when nothing is left) and lists
 /// the removed ones, sorted, under `extraRedacted`.

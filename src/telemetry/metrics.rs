@@ -90,6 +90,7 @@ pub struct Metrics {
     admission_requests: Family<AdmissionLabels, Counter>,
     admission_duration: Family<AdmissionLabels, Histogram, fn() -> Histogram>,
     open_connections: Gauge,
+    conditions_evaluations: Family<ResultLabels, Counter>,
     families: Families,
 }
 
@@ -181,8 +182,15 @@ impl Metrics {
             "Connections being served on warrant's listeners (after their TLS handshake)",
             open_connections.clone(),
         );
+        let conditions_evaluations = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "warrant_conditions_evaluations",
+            "AuthorizationConditionsReviews answered (conditions evaluated at admission), by result (allowed, denied, no-opinion)",
+            conditions_evaluations.clone(),
+        );
         let families = Families::register(&mut registry);
         Self {
+            conditions_evaluations,
             registry,
             families,
             attempts,
@@ -211,6 +219,8 @@ impl Metrics {
     pub fn record_answer(&self, answer: &Answer, elapsed: Duration) {
         // As upstream's `authorization_attempts_total`: an error wins over denied/no-opinion.
         let result = match answer.decision {
+            // As the API server's own filter labels a conditionally authorized request.
+            _ if answer.conditional.is_some() => "conditional",
             Decision::Allow => "allowed",
             _ if !answer.errors.is_empty() => "error",
             Decision::Deny => "denied",
@@ -221,6 +231,23 @@ impl Metrics {
         self.duration
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one answered AuthorizationConditionsReview by its (unconditional) result.
+    pub fn record_conditions_evaluation(
+        &self,
+        decision: crate::review::DecisionType,
+        _elapsed: Duration,
+    ) {
+        use crate::review::DecisionType as T;
+        let result = match decision {
+            T::Allow => "allowed",
+            T::Deny => "denied",
+            _ => "no-opinion",
+        };
+        self.conditions_evaluations
+            .get_or_create(&ResultLabels { result })
+            .inc();
     }
 
     /// Records one answered admission request: its operation (`DELETE`, ...), whether it was

@@ -216,7 +216,13 @@ var testUsers = []struct{ name, groups string }{
 	{"lat-uncached", "dev"},
 	{"pol-alice", "team-a"},
 	{"pol-bob", "team-b"},
+	// warrant-admission's identity (deploy/warrant.yaml's service account, authenticated by a
+	// static token here): its cluster cache runs with exactly the shipped ClusterRole.
+	{warrantSA, "system:serviceaccounts,system:serviceaccounts:warrant-system"},
 }
+
+// warrantSA is the user name of deploy/warrant.yaml's service account.
+const warrantSA = "system:serviceaccount:warrant-system:warrant"
 
 type env struct {
 	dir         string
@@ -236,6 +242,13 @@ type env struct {
 	warrantBuild string // WARRANT_BIN as given (warrantBin is the tier's private copy)
 
 	ring ring // the validation ring: warrant-admission, its webhook, the audit logs
+
+	files tierFiles // what a further API server of the tier needs (conditional_test.go)
+}
+
+// tierFiles are the shared credentials and endpoints of the tier.
+type tierFiles struct {
+	etcdURL, ca, apiCrt, apiKey, clientCrt, clientKey, warrantCrt, warrantKey, tokens, saPub, saKey string
 }
 
 type apiserver struct {
@@ -405,6 +418,9 @@ func (e *env) setup() error {
 		return fmt.Errorf("etcd: %w", err)
 	}
 
+	e.files = tierFiles{etcdURL: etcdURL, ca: caFile, apiCrt: asCrt, apiKey: asKey, clientCrt: cCrt,
+		clientKey: cKey, warrantCrt: wCrt, warrantKey: wKey, tokens: tokFile, saPub: saPub, saKey: saFile}
+
 	// warrant
 	wPort, _ := freePort()
 	e.warrantURL = fmt.Sprintf("https://127.0.0.1:%d", wPort)
@@ -484,6 +500,9 @@ func (e *env) setup() error {
 		args := common(spec.name, port, authz)
 		if spec.name == "scenarios" {
 			args = append(args, ringArgs...)
+			// Constrained impersonation (alpha in 1.35, on by default from 1.36): the API
+			// server then asks warrant the new verbs (impersonation_test.go).
+			args = append(args, "--feature-gates=ConstrainedImpersonation=true")
 		}
 		p, err := startProc(e.dir, "kube-apiserver-"+spec.name, filepath.Join(e.kubeBin, "kube-apiserver"), args...)
 		if err != nil {
@@ -514,7 +533,11 @@ current-context: c
 	}
 	_ = json.Unmarshal(v, &ver)
 	fmt.Printf("kube-apiserver %s ready at %s and %s; warrant at %s\n", ver.ServerVersion.GitVersion, e.shipped.url, e.scenarios.url, e.warrantURL)
-	// The validation ring, once the API server it watches is up.
+	// The validation ring, once the API server it watches is up and the shipped cluster
+	// service (namespace, service account, ClusterRole and binding) is installed in it.
+	if err := e.installClusterService(); err != nil {
+		return err
+	}
 	return e.startRing()
 }
 

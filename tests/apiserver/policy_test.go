@@ -36,10 +36,13 @@ authorizers:
             request.?resourceAttributes.fieldSelector.requirements.orValue([]).exists(r, r.operator == 'NotIn')
           message: "negative field selectors are not allowed"
           code: FIELD_NOTIN
+        # The constrained verbs too (impersonate:user-info, ...): the API server tries every
+        # impersonation mode, so a Deny of the legacy verb alone is walked around.
         - name: impersonate-only-qa-bot
           effect: Deny
           expression: >-
-            request.resourceAttributes.verb == 'impersonate' &&
+            (request.resourceAttributes.verb == 'impersonate' ||
+             request.resourceAttributes.verb.startsWith('impersonate:')) &&
             !(request.resourceAttributes.resource == 'users' && request.resourceAttributes.name == 'qa-bot')
           message: "only qa-bot may be impersonated"
           code: IMPERSONATION

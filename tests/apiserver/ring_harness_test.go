@@ -67,7 +67,7 @@ func (e *env) prepareRing(caFile, cCrt, cKey, wCrt, wKey string) ([]string, erro
 	e.ring.audit = filepath.Join(e.dir, "warrant-admission-audit.jsonl")
 	e.ring.apiAudit = filepath.Join(e.dir, "kube-apiserver-scenarios-audit.jsonl")
 	e.ring.args = []string{"serve", "--config", e.warrantCfg,
-		"--kubeconfig", filepath.Join(e.dir, "scenarios-kubeconfig.yaml"), // written with the API server
+		"--kubeconfig", filepath.Join(e.dir, "warrant-sa-kubeconfig.yaml"), // installClusterService
 		"--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--tls-cert-file", wCrt, "--tls-private-key-file", wKey, "--client-ca-file", caFile,
 		"--state-dir", filepath.Join(e.dir, "warrant-admission-state"), "--audit-log", e.ring.audit,

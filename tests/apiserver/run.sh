@@ -23,6 +23,14 @@ export KUBE_BIN_DIR
 "$KUBE_BIN_DIR/etcd" --version | sed -n 1p
 "$KUBE_BIN_DIR/kubectl" version --client 2>/dev/null | sed -n 1p
 
+# The conditional-authorization test (conditional_test.go) needs kube-apiserver v1.38, built
+# from tools-v1.38 with Go 1.27 (fetched by the go command from the module proxy); etcd and
+# kubectl are the main tier's.
+echo "== kube-apiserver v1.38.0-beta.0 (ConditionalAuthorization), cached the same way"
+KUBE138_BIN_DIR=$(GOTOOLCHAIN=go1.27.3 "$here/build-tools.sh" "$here/tools-v1.38" kube-apiserver)
+export KUBE138_BIN_DIR
+"$KUBE138_BIN_DIR/kube-apiserver" --version
+
 echo "== warrant"
 profile="${WARRANT_PROFILE:-debug}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_with_no_flags_starts_secure_and_answers() {
+async fn issue_15_6_serve_with_no_flags_starts_secure_answers_and_survives_hup_and_usr1() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
         .arg("serve")

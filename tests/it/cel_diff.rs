@@ -68,7 +68,7 @@ fn warrant_outcome(
     };
     let now = chrono::Utc::now();
     let binding = Binding::new(spec, now);
-    let bound = binding.with(compiled.selectors());
+    let bound = binding.with(compiled.uses());
     match compiled.evaluate(&bound) {
         Ok(b) => (b.to_string(), String::new()),
         Err(e) => ("eval_error".into(), e.to_string()),

@@ -4,9 +4,10 @@
 //! answers.
 
 mod cache;
+mod conditional;
 mod connection;
 mod failures;
-mod fault;
+pub mod fault;
 mod request;
 
 use crate::support::*;

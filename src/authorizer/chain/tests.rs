@@ -42,6 +42,8 @@ fn entry(name: &str, verdict: Option<Verdict>, policy: FailurePolicy) -> (Entry,
                 AuthorizerType::AlwaysAllow,
                 &AuthorizerName::new(name).unwrap(),
             ),
+            conditions: None,
+            catalog: Default::default(),
         },
         calls,
     )

@@ -26,13 +26,25 @@ use std::sync::Arc;
 pub struct DeletionGuard {
     shared: Arc<GuardShared>,
     metrics: GuardMetrics,
+    conditions: Option<crate::review::ConditionsMap>,
 }
 
 impl DeletionGuard {
     /// Guard `name` over shared state, counting its assessments in `families`.
     pub fn new(shared: Arc<GuardShared>, name: &AuthorizerName, families: &Families) -> Self {
         let metrics = GuardMetrics::new(families, name, shared.spec.mode.as_str());
-        Self { shared, metrics }
+        Self {
+            shared,
+            metrics,
+            conditions: None,
+        }
+    }
+
+    /// The same guard answering callers that handle conditions with `conditions` (its label
+    /// protection as Deny conditions, KEP-5681) where it would otherwise stand aside.
+    pub fn with_label_conditions(mut self, conditions: crate::review::ConditionsMap) -> Self {
+        self.conditions = Some(conditions);
+        self
     }
 
     /// Judges one SubjectAccessReview synchronously (the authorization ring): NoOpinion without
@@ -42,7 +54,15 @@ impl DeletionGuard {
         match scope::scope(&self.shared.spec, &input.review) {
             Scope::Outside => Ok(Verdict::bare(Decision::NoOpinion)),
             Scope::Excluded(why) => Ok(self.excluded(why)),
-            Scope::Judged(target) => Ok(self.conclude(input, target, None)?),
+            Scope::Judged(target) => {
+                let verdict = self.conclude(input, target, None)?;
+                Ok(super::conditional::attach(
+                    &self.shared,
+                    self.conditions.as_ref(),
+                    input,
+                    verdict,
+                ))
+            }
         }
     }
 

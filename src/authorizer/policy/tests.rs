@@ -17,6 +17,7 @@ fn rule(name: &str, effect: Effect, source: &str) -> PolicyRule {
         message: format!("{name} matched"),
         code: None,
         mode: crate::config::Mode::Enforce,
+        condition: None,
     }
 }
 

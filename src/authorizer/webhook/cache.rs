@@ -1,11 +1,20 @@
 //! The verdict cache of one downstream webhook (upstream: an LRU of 8192 entries with per-entry
-//! expiry, `webhook.go`). moka holds each status under the canonical JSON of the v1 spec.
+//! expiry, `webhook.go`). moka holds each status under a digest of the canonical JSON of the v1
+//! spec.
 //!
 //! An entry is *fresh* for `authorizedTTL` when `allowed` is true (also when `denied` is true as
-//! well) and `unauthorizedTTL` otherwise; moka keeps it for that TTL plus `staleIfError`, so an
-//! expired verdict can still be served when the downstream fails. The cache is bounded by
-//! entries and by bytes at once: every entry weighs at least [`MAX_BYTES`] / [`MAX_ENTRIES`],
-//! so at most [`MAX_ENTRIES`] small entries fit, and large ones are bounded by bytes.
+//! well) or when it is a conditional decision the review asked for (upstream's
+//! `sendSARWebhook`, v0.38.0-beta.0), and `unauthorizedTTL` otherwise; moka keeps it for that
+//! TTL plus `staleIfError`, so an expired verdict can still be served when the downstream
+//! fails. Keys are digests of the canonical spec and of the `authorizationOptions` sent
+//! downstream (`Core::key`), so entries are small and a review that opted in to conditions and
+//! one that did not never share an entry. The cache is bounded by entries and by bytes at once:
+//! an entry weighs its key and its answer plus [`ENTRY_OVERHEAD`], and at least [`CacheBytes`] /
+//! [`MAX_ENTRIES`], so at most [`MAX_ENTRIES`] small entries fit and entries with long answers
+//! are bounded by bytes. (Memory of an evicted entry returns lazily: moka's table frees it once
+//! no thread can still be reading it.) Upstream bounds entries only (its keys are bounded by the
+//! request size); kube-apiserver has no flag for it, so the byte bound is warrant's own
+//! `--webhook-cache-max-bytes`, per Webhook entry.
 
 use super::client::DownstreamStatus;
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
@@ -14,8 +23,21 @@ use std::time::{Duration, Instant};
 
 /// At most this many entries (upstream's cache size).
 pub const MAX_ENTRIES: u64 = 8192;
-/// At most this many bytes of keys and reasons.
-pub const MAX_BYTES: u64 = 32 << 20;
+/// The default byte bound of one webhook's cache.
+pub const DEFAULT_MAX_BYTES: u64 = 32 << 20;
+/// What one entry costs besides its key and reason: the key's and status's allocations, and
+/// moka's node, deque and timer-wheel bookkeeping (measured at about 300 bytes; rounded up).
+pub const ENTRY_OVERHEAD: usize = 512;
+
+/// The most bytes one webhook's verdict cache holds (`--webhook-cache-max-bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CacheBytes(pub u64);
+
+impl Default for CacheBytes {
+    fn default() -> Self {
+        Self(DEFAULT_MAX_BYTES)
+    }
+}
 /// Requests whose requester-controlled attributes are this long or longer are not cached
 /// (upstream `shouldCache`, `maxControlledAttrCacheSize`).
 pub const MAX_CACHEABLE_ATTRIBUTES: usize = 10_000;
@@ -99,19 +121,25 @@ impl std::fmt::Debug for VerdictCache {
     }
 }
 
-fn weight(key: &Arc<str>, value: &CachedStatus) -> u32 {
-    let bytes = key.len() + value.status.reason.len() + 64;
-    let floor = (MAX_BYTES / MAX_ENTRIES) as usize;
+/// An entry's weight under `bound`: its bytes, and at least a [`MAX_ENTRIES`]th of the bound.
+fn weight(bound: CacheBytes, key: &str, value: &CachedStatus) -> u32 {
+    let answer = value.status.reason.len().max(value.status.body_bytes);
+    let bytes = key.len() + answer + ENTRY_OVERHEAD;
+    let floor = usize::try_from(bound.0 / MAX_ENTRIES).unwrap_or(usize::MAX);
     u32::try_from(bytes.max(floor)).unwrap_or(u32::MAX)
 }
 
 impl VerdictCache {
-    /// An empty cache with `policy`.
-    pub fn new(policy: CachePolicy) -> Self {
+    /// An empty cache with `policy`, holding at most `bound` bytes.
+    pub fn new(policy: CachePolicy, bound: CacheBytes) -> Self {
         Self {
             entries: moka::sync::Cache::builder()
-                .max_capacity(MAX_BYTES)
-                .weigher(weight)
+                .max_capacity(bound.0)
+                .weigher(move |k: &Arc<str>, v: &CachedStatus| weight(bound, k, v))
+                // Upstream's cache is an LRU (`cache.NewLRUExpireCache(8192)` in webhook.go): a new answer is
+                // always kept and the least recently used one goes. moka's default TinyLFU
+                // could refuse a new answer in a flood of unique reviews.
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .expire_after(Lifetime)
                 .build(),
             policy,
@@ -128,9 +156,18 @@ impl VerdictCache {
         self.entries.get(key)
     }
 
-    /// Stores an answer if the policy keeps answers of its kind.
-    pub fn store(&self, key: Arc<str>, status: Arc<DownstreamStatus>, now: Instant) {
-        let ttl = if status.allowed {
+    /// Stores an answer if the policy keeps answers of its kind; `asked_conditions`: the review
+    /// sent downstream opted in to conditions (then a conditional answer counts as authorized).
+    pub fn store(
+        &self,
+        key: Arc<str>,
+        status: Arc<DownstreamStatus>,
+        now: Instant,
+        asked_conditions: bool,
+    ) {
+        let authorized =
+            status.allowed || (asked_conditions && status.conditional_decision.is_some());
+        let ttl = if authorized {
             self.policy.authorized
         } else {
             self.policy.unauthorized
@@ -188,8 +225,7 @@ mod tests {
     fn status(allowed: bool) -> Arc<DownstreamStatus> {
         Arc::new(DownstreamStatus {
             allowed,
-            denied: false,
-            reason: String::new(),
+            ..Default::default()
         })
     }
 
@@ -200,10 +236,10 @@ mod tests {
             unauthorized: None,
             stale_if_error: Duration::from_secs(60),
         };
-        let c = VerdictCache::new(policy);
+        let c = VerdictCache::new(policy, CacheBytes::default());
         let now = Instant::now();
-        c.store("a".into(), status(true), now);
-        c.store("d".into(), status(false), now);
+        c.store("a".into(), status(true), now, false);
+        c.store("d".into(), status(false), now, false);
         assert!(c.get("d").is_none(), "unauthorized caching is off");
         let e = c.get("a").unwrap();
         assert!(e.is_fresh(now));
@@ -214,16 +250,61 @@ mod tests {
 
     #[test]
     fn entries_are_bounded() {
-        let c = VerdictCache::new(CachePolicy {
+        let c = VerdictCache::new(always(), CacheBytes::default());
+        let now = Instant::now();
+        for i in 0..(MAX_ENTRIES + 2000) {
+            c.store(format!("key-{i}").into(), status(true), now, false);
+        }
+        assert!(c.len() <= MAX_ENTRIES, "{}", c.len());
+    }
+
+    fn always() -> CachePolicy {
+        CachePolicy {
             authorized: Some(Duration::from_secs(300)),
             unauthorized: Some(Duration::from_secs(300)),
             stale_if_error: Duration::ZERO,
+        }
+    }
+
+    /// Large keys are bounded by bytes, not by the entry count: 1 MiB holds at most 64 entries
+    /// of 16 KiB.
+    #[test]
+    fn large_entries_are_bounded_by_weight() {
+        let c = VerdictCache::new(always(), CacheBytes(1 << 20));
+        let now = Instant::now();
+        let big = "x".repeat(16 << 10);
+        for i in 0..1000 {
+            c.store(format!("{i}{big}").into(), status(true), now, false);
+        }
+        assert!(c.len() <= 64, "{}", c.len());
+        assert!(c.len() >= 32, "{}", c.len());
+    }
+
+    /// A conditional answer is kept for authorizedTTL only when the review asked for it.
+    #[test]
+    fn conditional_answers_take_the_authorized_ttl_when_asked_for() {
+        let c = VerdictCache::new(
+            CachePolicy {
+                authorized: Some(Duration::from_secs(300)),
+                unauthorized: None,
+                stale_if_error: Duration::ZERO,
+            },
+            CacheBytes::default(),
+        );
+        let conditional = Arc::new(DownstreamStatus {
+            conditional_decision: Some(crate::review::ConditionsAwareDecision::conditions(
+                Default::default(),
+            )),
+            ..Default::default()
         });
         let now = Instant::now();
-        for i in 0..(MAX_ENTRIES + 2000) {
-            c.store(format!("key-{i}").into(), status(true), now);
-        }
-        assert!(c.len() <= MAX_ENTRIES, "{}", c.len());
+        c.store("asked".into(), conditional.clone(), now, true);
+        c.store("unasked".into(), conditional, now, false);
+        assert!(c.get("asked").is_some());
+        assert!(
+            c.get("unasked").is_none(),
+            "unrequested: unauthorizedTTL (off)"
+        );
     }
 
     /// Spec vector 8's rule, at the 10,000 boundary.

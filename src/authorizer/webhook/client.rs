@@ -8,8 +8,9 @@
 
 use super::error::{CallError, DecodeError, StatusReason, TransportError};
 use super::kubeconfig::{Connection, Credentials};
-use crate::review::ApiVersion;
+use super::media_type;
 use crate::review::refuse_array;
+use crate::review::{ApiVersion, ConditionsAwareDecision};
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use serde::Deserialize;
@@ -25,8 +26,9 @@ pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
 /// client-go keeps text bodies up to this size as the error message.
 const MAX_UNSTRUCTURED_TEXT: usize = 2048;
 
-/// The status fields of a downstream answer (the same in v1 and v1beta1); `evaluationError` is
-/// discarded, as upstream does.
+/// The status fields of a downstream answer (the same in v1 and v1beta1, but for the v1-only
+/// `conditionalDecision`); `evaluationError` is kept only to be checked empty beside a
+/// conditional decision, as upstream's validation does.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DownstreamStatus {
     /// `status.allowed`.
@@ -35,6 +37,12 @@ pub struct DownstreamStatus {
     pub denied: bool,
     /// `status.reason`.
     pub reason: String,
+    /// `status.evaluationError`.
+    pub evaluation_error: String,
+    /// `status.conditionalDecision` (KEP-5681), as sent.
+    pub conditional_decision: Option<ConditionsAwareDecision>,
+    /// The size of the answer's body, what a cache entry of it weighs.
+    pub body_bytes: usize,
 }
 
 /// How an attempt's deadline was chosen: its own timeout, or the review's deadline.
@@ -150,6 +158,28 @@ impl Client {
         body: &Bytes,
         deadline: AttemptDeadline,
     ) -> Result<DownstreamStatus, CallError> {
+        let (code, headers, bytes, retry_after) = self.exchange(body, deadline).await?;
+        decode(self.version, code, &headers, &bytes, retry_after)
+    }
+
+    /// One attempt of an `AuthorizationConditionsReview` (KEP-5681) to the same server URL,
+    /// as kube-apiserver sends it when the webhook's `conditionsReview` names no other
+    /// kubeconfig context: its `response`, decoded.
+    pub async fn attempt_conditions(
+        &self,
+        body: &Bytes,
+        deadline: AttemptDeadline,
+    ) -> Result<ConditionsAnswer, CallError> {
+        let (code, headers, bytes, retry_after) = self.exchange(body, deadline).await?;
+        decode_conditions(code, &headers, &bytes, retry_after)
+    }
+
+    /// Sends `body` until an answer that is not a throttle with `Retry-After` comes back.
+    async fn exchange(
+        &self,
+        body: &Bytes,
+        deadline: AttemptDeadline,
+    ) -> Result<(u16, HeaderMap, Bytes, Option<u64>), CallError> {
         let mut resends = 0;
         loop {
             let (code, headers, bytes) =
@@ -171,7 +201,7 @@ impl Client {
                 tokio::time::sleep_until(wake).await;
                 continue;
             }
-            return decode(self.version, code, &headers, &bytes, retry_after);
+            return Ok((code, headers, bytes, retry_after));
         }
     }
 
@@ -269,7 +299,8 @@ struct ReviewAnswer<'a> {
     status: Option<&'a serde_json::value::RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct StatusFields {
     #[serde(default)]
     allowed: bool,
@@ -277,6 +308,28 @@ struct StatusFields {
     denied: bool,
     #[serde(default)]
     reason: String,
+    #[serde(default)]
+    evaluation_error: String,
+    #[serde(default)]
+    conditional_decision: Option<ConditionsAwareDecision>,
+}
+
+/// The `response` of an `AuthorizationConditionsReview` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ConditionsAnswer {
+    /// `response.uid`, which must echo `request.admissionRequest.uid`.
+    #[serde(default)]
+    pub uid: String,
+    /// `response.decision`, which must be unconditional.
+    pub decision: ConditionsAwareDecision,
+}
+
+#[derive(Deserialize)]
+struct ConditionsEnvelope {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    response: Option<ConditionsAnswer>,
 }
 
 /// A `metav1.Status` error body.
@@ -300,16 +353,22 @@ struct ApiStatusDetails {
     retry_after_seconds: i64,
 }
 
-/// The media type of a `Content-Type`, lower case, without parameters.
-fn media_type(headers: &HeaderMap) -> Option<String> {
-    let raw = headers.get(CONTENT_TYPE)?.to_str().unwrap_or("");
-    Some(
-        raw.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase(),
-    )
+/// The answer's media type as client-go settles it (see [`super::media_type`]): the webhook
+/// client's `application/json` when there is no `Content-Type` or an empty one; Go's
+/// `mime.ParseMediaType` of it otherwise, whose failure fails the attempt whatever the code.
+fn media_type(code: u16, headers: &HeaderMap) -> Result<String, CallError> {
+    let raw = headers
+        .get(CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    if raw.is_empty() {
+        return Ok("application/json".to_owned());
+    }
+    media_type::parse(&raw).map_err(|error| CallError::MediaType {
+        code,
+        content_type: raw,
+        error,
+    })
 }
 
 fn decode(
@@ -319,24 +378,20 @@ fn decode(
     body: &[u8],
     retry_after: Option<u64>,
 ) -> Result<DownstreamStatus, CallError> {
-    let media = media_type(headers);
-    let shown = media.clone().unwrap_or_else(|| "application/json".into());
+    let media = media_type(code, headers)?;
     // kube-apiserver's webhook client registers one serializer with no media type, which
     // matches any (`pkg/util/webhook/webhook.go`, apimachinery `SerializerInfoForMediaType`):
     // every body is decoded as JSON whatever its Content-Type, Status bodies of errors too.
     if !(200..=206).contains(&code) {
-        return Err(status_error(
-            code,
-            media.as_deref(),
-            true,
-            body,
-            retry_after,
-        ));
+        // client-go's `isTextResponse`: text without a Content-Type, or with a text/ type.
+        let is_text =
+            headers.get(CONTENT_TYPE).is_none_or(|v| v.is_empty()) || media.starts_with("text/");
+        return Err(status_error(code, is_text, true, body, retry_after));
     }
     if body.is_empty() {
         return Err(CallError::Decode(DecodeError::Empty {
             code,
-            content_type: shown,
+            content_type: media,
         }));
     }
     let json = |e| CallError::Decode(DecodeError::Json(Arc::new(e)));
@@ -356,24 +411,62 @@ fn decode(
                 .map_err(json)?;
             serde_json::from_str(raw.get()).map_err(json)?
         }
-        None => StatusFields {
-            allowed: false,
-            denied: false,
-            reason: String::new(),
-        },
+        None => StatusFields::default(),
     };
     Ok(DownstreamStatus {
         allowed: s.allowed,
         denied: s.denied,
         reason: s.reason,
+        evaluation_error: s.evaluation_error,
+        // v1beta1 has no such field (upstream's conversion leaves it nil).
+        conditional_decision: s.conditional_decision.filter(|_| version == ApiVersion::V1),
+        body_bytes: body.len(),
     })
+}
+
+/// An `AuthorizationConditionsReview` answer to its `response` (a missing one is a decode
+/// error: upstream fails closed on it).
+fn decode_conditions(
+    code: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    retry_after: Option<u64>,
+) -> Result<ConditionsAnswer, CallError> {
+    // The same client and the same media-type rules as for a SubjectAccessReview (`decode`).
+    let media = media_type(code, headers)?;
+    if !(200..=206).contains(&code) {
+        let is_text =
+            headers.get(CONTENT_TYPE).is_none_or(|v| v.is_empty()) || media.starts_with("text/");
+        return Err(status_error(code, is_text, true, body, retry_after));
+    }
+    if body.is_empty() {
+        return Err(CallError::Decode(DecodeError::Empty {
+            code,
+            content_type: media,
+        }));
+    }
+    let json = |e| CallError::Decode(DecodeError::Json(Arc::new(e)));
+    refuse_array(body, "an AuthorizationConditionsReview object").map_err(json)?;
+    let answer: ConditionsEnvelope = serde_json::from_slice(body).map_err(json)?;
+    let want = crate::review::CONDITIONS_REVIEW_API_VERSION;
+    if let Some(v) = answer.api_version.as_deref()
+        && v != want
+    {
+        return Err(CallError::Decode(DecodeError::ApiVersion {
+            got: v.to_owned(),
+            want,
+        }));
+    }
+    answer
+        .response
+        .ok_or(CallError::Decode(DecodeError::MissingResponse))
 }
 
 /// A non-2xx answer as an API error: a `Status` body's own reason and message, else
 /// apimachinery's `NewGenericServerResponse` text for the code.
 fn status_error(
     code: u16,
-    media: Option<&str>,
+    is_text: bool,
     is_json: bool,
     body: &[u8],
     retry_after: Option<u64>,
@@ -398,7 +491,6 @@ fn status_error(
             retry_after: from_details.or(retry_after),
         };
     }
-    let is_text = media.is_none_or(|m| m.starts_with("text/"));
     let server_message = if is_text && body.len() <= MAX_UNSTRUCTURED_TEXT {
         String::from_utf8_lossy(body).trim().to_owned()
     } else {
@@ -508,6 +600,42 @@ mod tests {
             e.to_string(),
             "cannot decode the downstream's answer: answer apiVersion \"authorization.k8s.io/v1\" does not match the request's \"authorization.k8s.io/v1beta1\""
         );
+    }
+
+    /// Issue 15, finding 8: an unparseable Content-Type fails the attempt whatever the code, as
+    /// client-go's `mime.ParseMediaType` check does; none or an empty one means JSON.
+    #[test]
+    fn issue_15_8_unparseable_content_type_is_a_retried_failure() {
+        let ok = br#"{"apiVersion":"authorization.k8s.io/v1","status":{"allowed":true}}"#;
+        for code in [200, 404, 500] {
+            let e = decode(
+                ApiVersion::V1,
+                code,
+                &headers(Some("application/")),
+                ok,
+                None,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(e, CallError::MediaType { code: c, .. } if c == code),
+                "{e:?}"
+            );
+            assert!(e.is_retried());
+        }
+        let e = decode(ApiVersion::V1, 200, &headers(Some("a/b; c")), ok, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Internal error occurred: mime: invalid media parameter (Content-Type \"a/b; c\", HTTP 200)"
+        );
+        for ct in [
+            None,
+            Some(""),
+            Some("json"),
+            Some("text/html; charset=utf-8"),
+        ] {
+            let s = decode(ApiVersion::V1, 200, &headers(ct), ok, None).unwrap();
+            assert!(s.allowed, "{ct:?}");
+        }
     }
 
     /// Issue 15, finding 5: an answer (or its status) in serde's sequence form is refused, as

@@ -2,6 +2,7 @@
 //! [`WebhookError`] a review ends with after retries. Both render as one line, usable in
 //! `evaluationError` and in a Deny reason.
 
+use super::media_type::MediaTypeError;
 use std::error::Error as StdError;
 use std::fmt;
 use std::sync::Arc;
@@ -100,6 +101,9 @@ pub enum DecodeError {
     /// The body is not a review in JSON.
     #[error("{0}")]
     Json(#[source] Arc<serde_json::Error>),
+    /// An `AuthorizationConditionsReview` answer without `response`.
+    #[error("response: Required value: must be set in AuthorizationConditionsReview responses")]
+    MissingResponse,
     /// The answer is in another apiVersion than the request.
     #[error("answer apiVersion {got:?} does not match the request's {want:?}")]
     ApiVersion {
@@ -200,6 +204,19 @@ pub enum CallError {
         /// `Retry-After` in seconds (or `details.retryAfterSeconds` of a `Status` body).
         retry_after: Option<u64>,
     },
+    /// The answer's `Content-Type` is not a media type, whatever the status code. client-go
+    /// makes this an `InternalError` before it looks at the code (`rest/request.go`,
+    /// `transformResponse`), so it is retried as one.
+    #[error("Internal error occurred: {error} (Content-Type {content_type:?}, HTTP {code})")]
+    MediaType {
+        /// The HTTP status code.
+        code: u16,
+        /// The `Content-Type` as sent.
+        content_type: String,
+        /// Why it does not parse.
+        #[source]
+        error: MediaTypeError,
+    },
     /// A 2xx answer that is not a usable review (empty, another media type, invalid JSON, another
     /// apiVersion). Not retried.
     #[error("cannot decode the downstream's answer: {0}")]
@@ -208,11 +225,12 @@ pub enum CallError {
 
 impl CallError {
     /// Whether upstream's `DefaultShouldRetry` retries this error (`pkg/util/webhook/webhook.go`):
-    /// connection resets; API errors whose reason is InternalError, Timeout or TooManyRequests;
+    /// connection resets; API errors whose reason is InternalError (an unparseable
+    /// `Content-Type` among them), Timeout or TooManyRequests;
     /// and any API error that suggests a client delay (ServerTimeout, or a positive Retry-After).
     pub fn is_retried(&self) -> bool {
         match self {
-            CallError::Reset(_) => true,
+            CallError::Reset(_) | CallError::MediaType { .. } => true,
             CallError::Status {
                 reason,
                 retry_after,
@@ -270,6 +288,10 @@ pub enum WebhookError {
     /// The review deadline left no time for a first attempt.
     #[error("webhook call failed: the review deadline passed before the first attempt")]
     NoTime,
+    /// The answer breaks the rules of a conditional answer (upstream's
+    /// `ValidateSubjectAccessReviewStatus`): the failure policy applies.
+    #[error("invalid SubjectAccessReview answer: {0}")]
+    Invalid(String),
 }
 
 fn attempts_note(attempts: u32) -> String {
@@ -299,6 +321,7 @@ impl WebhookError {
         match self {
             WebhookError::Call { last, .. } => last.metrics_result(),
             WebhookError::NoTime | WebhookError::CutShort { .. } => "canceled",
+            WebhookError::Invalid(_) => "error",
         }
     }
 }
@@ -340,6 +363,14 @@ mod tests {
             (CallError::Tls("bad cert".into()), false),
             (CallError::Timeout { timeout_ms: 1 }, false),
             (CallError::Decode(DecodeError::TooLarge { limit: 1 }), false),
+            (
+                CallError::MediaType {
+                    code: 200,
+                    content_type: "application/json; charset".into(),
+                    error: MediaTypeError::InvalidParameter,
+                },
+                true,
+            ),
         ];
         for (e, want) in rows {
             assert_eq!(e.is_retried(), *want, "{e:?}");

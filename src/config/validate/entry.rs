@@ -8,8 +8,8 @@
 //! [`super::match_conditions`].
 
 use super::{
-    Checker, Flavour, guard, invalid, line, match_conditions, parse_failure_policy, parse_mode,
-    policy, warrant_only, webhook,
+    Checker, Flavour, conditions, guard, invalid, line, match_conditions, parse_failure_policy,
+    parse_mode, policy, warrant_only, webhook,
 };
 use crate::cel::Expression;
 use crate::config::error::ErrorKind;
@@ -133,6 +133,21 @@ pub(super) fn check(
         ty,
         AuthorizerType::Policy,
     );
+    if let Some(b) = &a.conditions
+        && ty.is_some()
+        && !is(ty, AuthorizerType::Policy)
+        && !is(ty, AuthorizerType::DeletionGuard)
+    {
+        c.push(
+            line(b),
+            e.path("conditions"),
+            invalid(
+                "non-null",
+                "may only be specified when type=Policy or type=DeletionGuard",
+            ),
+        );
+    }
+    let conditions = conditions::check_block(c, &e.base, a.conditions.as_ref());
     let name = check_name(c, &e, a.name.as_ref(), ty, &mut claims.names);
     let webhook = check_webhook(c, &e, a.webhook.as_ref(), ty);
     let mut failure_policy = check_failure_policy(c, &e, a.failure_policy.as_ref(), ty);
@@ -152,6 +167,7 @@ pub(super) fn check(
         mode,
         spec: spec?,
         match_conditions,
+        conditions,
     })
 }
 

@@ -2,6 +2,7 @@
 //! an expression that compiles to a bool over `request` and `now`, a message, an optional code
 //! and an optional `mode` (`Observe`: the rule is only recorded when it matches).
 
+use super::conditions::{self, RuleParts};
 use super::{Checker, invalid, line, parse_mode};
 use crate::cel::{Expression, Variables};
 use crate::config::error::ErrorKind;
@@ -83,6 +84,16 @@ fn check_rule(
         None => Some(Mode::Enforce),
         Some(m) => parse_mode(c, line(m), &format!("{p}.mode"), &m.value),
     };
+    let condition = conditions::check_rule_condition(
+        c,
+        p,
+        rule.condition.as_ref(),
+        RuleParts {
+            name: name.as_ref(),
+            message: message.as_deref(),
+            code: code.as_ref().and_then(Option::as_ref),
+        },
+    );
     if let (Some(Effect::Allow), Some(e)) = (effect, &expression)
         && !e.reads_verb()
     {
@@ -95,6 +106,7 @@ fn check_rule(
         message: message?,
         code: code?,
         mode: mode?,
+        condition: condition?,
     })
 }
 

@@ -243,6 +243,46 @@ async fn a_review_answer_is_decoded_whatever_its_content_type() {
     s.w.stop().await;
 }
 
+/// Issue 15, finding 8: client-go runs `mime.ParseMediaType` on every answer's Content-Type
+/// and makes a failure an InternalError, which upstream retries; no Content-Type means JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_15_8_unparseable_downstream_content_type_is_a_failure() {
+    let s = setup("").await;
+    let answer = super::fault::review_answer("authorization.k8s.io/v1", true, false, "ok");
+    let with = |ct: Option<&str>| Behaviour::Respond {
+        status: 200,
+        headers: ct
+            .map(|c| ("Content-Type", c.to_owned()))
+            .into_iter()
+            .collect(),
+        body: answer.clone(),
+        delay: Duration::ZERO,
+    };
+    for (i, ct) in ["application/", "application/json; charset", "/json"]
+        .into_iter()
+        .enumerate()
+    {
+        let (st, calls) = once(&s, &format!("bad{i}"), with(Some(ct))).await;
+        assert_eq!(calls, 5, "{ct}: retried as an InternalError");
+        assert_eq!(st["allowed"], false, "{ct}: {st}");
+        let e = st["evaluationError"].as_str().unwrap();
+        assert!(
+            e.starts_with("opa: Internal error occurred: mime: ") && e.contains(ct),
+            "{e}"
+        );
+    }
+    for (i, ct) in [None, Some("json")].into_iter().enumerate() {
+        let (st, calls) = once(&s, &format!("good{i}"), with(ct)).await;
+        assert_eq!(
+            (calls, &st["allowed"]),
+            (1, &serde_json::json!(true)),
+            "{ct:?}"
+        );
+    }
+    assert_eq!(fail_open(&s.w, "error").await, 3.0);
+    s.w.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_2xx_answers_are_decode_failures_not_retried() {
     let s = setup("").await;

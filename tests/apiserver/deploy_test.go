@@ -1,0 +1,68 @@
+package apiserver
+
+import (
+	"strings"
+	"testing"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The shipped ClusterRole (deploy/warrant.yaml) grants warrant's service account list and watch
+// of the kinds its cluster cache holds and nothing else: asked by the service account itself
+// (SelfSubjectAccessReview) on the scenario API server where deploy/warrant.yaml was applied.
+// That it is enough is shown by warrant-admission, whose watches run as that account: the
+// harness waits for its cache to be ready before any test runs.
+func TestShippedClusterRoleIsLeastPrivilege(t *testing.T) {
+	// A chain with a DeletionGuard: warrant-admission opens its cluster cache, as warrantSA, and
+	// setRing waits until every watch has listed; warrant's authorization ring then answers
+	// NoOpinion to the service account's reads, so RBAC alone answers the reviews below.
+	setRing(t, "Enforce")
+	m := metricsOf(E.ring.url)
+	if !hasLine(m, "warrant_cluster_cache_ready 1") {
+		t.Fatalf("warrant-admission's cache (as %s) is not ready:\n%s", warrantSA, grepLines(m, "warrant_cluster"))
+	}
+	for _, l := range strings.Split(grepLines(m, "warrant_cluster_watch_errors_total{"), "\n") {
+		if l != "" && !strings.HasSuffix(l, " 0") {
+			t.Errorf("a watch failed as %s (missing permission?): %s", warrantSA, l)
+		}
+	}
+	c := client(t, E.scenarios, warrantSA)
+	can := func(verb, group, resource string) bool {
+		t.Helper()
+		r, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx(t), &authzv1.SelfSubjectAccessReview{
+			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
+				Verb: verb, Group: group, Resource: resource}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("SelfSubjectAccessReview %s %s.%s: %v", verb, resource, group, err)
+		}
+		return r.Status.Allowed
+	}
+	cached := []struct{ group, resource string }{
+		{"", "pods"}, {"", "services"}, {"", "persistentvolumeclaims"}, {"", "namespaces"},
+		{"apps", "replicasets"}, {"apps", "deployments"}, {"apps", "statefulsets"}, {"apps", "daemonsets"},
+		{"batch", "jobs"}, {"batch", "cronjobs"}, {"networking.k8s.io", "ingresses"},
+	}
+	for _, k := range cached {
+		for _, verb := range []string{"list", "watch"} {
+			if !can(verb, k.group, k.resource) {
+				t.Errorf("warrant's service account cannot %s %s.%s: the cluster cache needs it", verb, k.resource, k.group)
+			}
+		}
+		for _, verb := range []string{"get", "create", "update", "patch", "delete", "deletecollection"} {
+			if can(verb, k.group, k.resource) {
+				t.Errorf("warrant's service account may %s %s.%s: more than the cache needs", verb, k.resource, k.group)
+			}
+		}
+	}
+	for _, k := range []struct{ verb, group, resource string }{
+		{"list", "", "secrets"}, {"get", "", "secrets"}, {"list", "", "configmaps"},
+		{"list", "", "nodes"}, {"create", "", "events"}, {"list", "rbac.authorization.k8s.io", "clusterroles"},
+		{"escalate", "rbac.authorization.k8s.io", "clusterroles"}, {"impersonate", "", "users"},
+	} {
+		if can(k.verb, k.group, k.resource) {
+			t.Errorf("warrant's service account may %s %s.%s", k.verb, k.resource, k.group)
+		}
+	}
+}

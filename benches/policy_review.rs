@@ -2,24 +2,23 @@
 //! binding of the review into CEL values and the rules, as the chain runs them (issue target:
 //! p50 <= 3 us on the CI machine). Also the same review through the whole chain.
 
+#[path = "support/reference.rs"]
+mod reference;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use warrant::authorizer::{Chain, Deadline, Input};
 use warrant::review::decode;
 
-/// The reference policy, shared with the end-to-end benchmark (bench/run.sh) and its Rego twin.
-const CONFIG: &str = include_str!("../bench/e2e/warrant-policy.yaml");
-
-const REVIEW: &str = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{
- "user":"owner-ann","uid":"42","groups":["dev","system:authenticated"],
- "extra":{"scopes":["a","b"]},
- "resourceAttributes":{"namespace":"shop","verb":"get","group":"apps","version":"v1","resource":"deployments","name":"web"}}}"#;
-
 fn bench(c: &mut Criterion) {
-    let loaded = warrant::config::parse("warrant-policy.yaml", CONFIG.as_bytes()).expect("config");
+    let loaded = warrant::config::parse(
+        "warrant-policy.yaml",
+        reference::REFERENCE_CONFIG.as_bytes(),
+    )
+    .expect("config");
     let chain = Chain::build(&loaded.config).expect("chain");
     let input = Input::new(
-        decode(REVIEW.as_bytes()).expect("review"),
+        decode(reference::REVIEW_V1.as_bytes()).expect("review"),
         chrono::Utc::now(),
     );
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -46,14 +45,18 @@ fn bench(c: &mut Criterion) {
     let spec = input.review.spec();
     let sel = warrant::cel::RequestUse::default();
     c.bench_function("bind_review", |b| {
-        b.iter(|| black_box(warrant::cel::Bound::new(black_box(spec), input.now, sel)))
+        b.iter(|| {
+            let binding = warrant::cel::Binding::new(black_box(spec), input.now);
+            black_box(&binding.with(sel));
+        })
     });
     let one = warrant::cel::Expression::compile(
         "request.resourceAttributes.namespace == 'ns-0' && request.resourceAttributes.verb == 'delete'",
         warrant::cel::Variables::Request,
     )
     .expect("compiles");
-    let bound = warrant::cel::Bound::new(spec, input.now, sel);
+    let binding = warrant::cel::Binding::new(spec, input.now);
+    let bound = binding.with(sel);
     c.bench_function("one_rule", |b| {
         b.iter(|| black_box(one.evaluate(black_box(&bound))))
     });

@@ -9,24 +9,28 @@
 mod admission;
 mod bind;
 mod check;
+mod constraint;
+mod fields;
 mod library;
 mod limits;
 mod schema;
 mod signatures;
 #[cfg(test)]
 mod tests;
+mod tree;
 mod types;
 
-pub use bind::RequestUse;
+pub use admission::Admission;
+pub use bind::{Binding, Bound, RequestUse};
+pub use constraint::{Dimension, Requirement};
 pub use limits::{MAX_EXPRESSION_BYTES, MAX_NESTING, MAX_TREE_DEPTH, STEP_BUDGET};
 
 use check::Declarations;
-use chrono::{DateTime, Utc};
-use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use limits::Budget;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 use thiserror::Error;
+use tree::{children, children_mut};
 use types::Ty;
 
 use ::cel as engine;
@@ -131,6 +135,7 @@ pub struct Expression {
     ast: Arc<IdedExpr>,
     uses: RequestUse,
     reads_verb: bool,
+    requirements: Arc<[Requirement]>,
 }
 
 impl fmt::Debug for Expression {
@@ -224,13 +229,25 @@ impl Expression {
         })?;
         let uses = request_use(ast);
         let reads_verb = selects(ast, "verb");
+        // A condition's `request` is the admission request, not the review: neither what the
+        // review must carry nor the review's directly read fields apply to it.
+        let review = vars != Variables::Admission;
+        let requirements = if review {
+            constraint::requirements(ast).into()
+        } else {
+            Arc::default()
+        };
         let mut ast = ast.clone();
         instrument(&mut ast);
+        if review {
+            fields::rewrite(&mut ast);
+        }
         Ok(Self {
             source: source.into(),
             ast: Arc::new(ast),
             uses,
             reads_verb,
+            requirements,
         })
     }
 
@@ -250,8 +267,14 @@ impl Expression {
         self.reads_verb
     }
 
+    /// What the expression provably requires of the review: when one of these does not hold,
+    /// it evaluates to `false` (no error, no step spent).
+    pub fn requirements(&self) -> &[Requirement] {
+        &self.requirements
+    }
+
     /// Evaluates the expression against a bound review; the error names the expression.
-    pub fn judge(&self, bound: &Bound<'_>) -> Result<bool, EvaluationError> {
+    pub fn judge(&self, bound: &Bound<'_, '_>) -> Result<bool, EvaluationError> {
         self.evaluate(bound).map_err(|cause| EvaluationError {
             expression: Arc::clone(&self.source),
             cause,
@@ -259,9 +282,25 @@ impl Expression {
     }
 
     /// Evaluates the expression against a bound review.
-    pub fn evaluate(&self, bound: &Bound<'_>) -> Result<bool, EvalError> {
+    pub fn evaluate(&self, bound: &Bound<'_, '_>) -> Result<bool, EvalError> {
+        let env = match environment() {
+            Ok(env) => Arc::clone(&env.env),
+            // Unreachable once any expression compiled; an empty env fails every evaluation.
+            Err(_) => Arc::new(engine::Env::default()),
+        };
+        let mut context = engine::Context::with_env(env);
+        context.set_variable_resolver(bound);
+        self.run(&context)
+    }
+
+    /// Evaluates a condition against a bound admission request.
+    pub fn evaluate_admission(&self, admission: &Admission) -> Result<bool, EvalError> {
+        self.run(admission.context())
+    }
+
+    fn run(&self, context: &engine::Context<'_, '_>) -> Result<bool, EvalError> {
         Budget::start();
-        let result = engine::Value::resolve(&self.ast, &bound.context);
+        let result = engine::Value::resolve(&self.ast, context);
         if Budget::exceeded() {
             return Err(EvalError::BudgetExceeded);
         }
@@ -273,44 +312,18 @@ impl Expression {
     }
 }
 
-/// A review bound for evaluation: built once per review and authorizer, then shared by its
-/// expressions.
-pub struct Bound<'v> {
-    context: engine::Context<'v, 'v>,
-}
-
-impl fmt::Debug for Bound<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Bound")
-    }
-}
-
-impl<'v> Bound<'v> {
-    /// Binds `spec` as `request` (with the optional parts the expressions use) and `now`; the
-    /// bound value borrows the review's strings.
-    pub fn new(spec: &'v SubjectAccessReviewSpec, now: DateTime<Utc>, uses: RequestUse) -> Self {
-        let env = match environment() {
-            Ok(env) => Arc::clone(&env.env),
-            // Unreachable once any expression compiled; an empty env fails every evaluation.
-            Err(_) => Arc::new(engine::Env::default()),
-        };
-        let mut context = engine::Context::with_env(env);
-        context.add_variable_as_val("request", bind::request(spec, uses));
-        context.add_variable_as_val(
-            "now",
-            Box::new(engine::common::types::CelTimestamp::from(
-                now.fixed_offset(),
-            )),
-        );
-        Self { context }
-    }
-}
-
 /// The interpreter's error, worded as cel-go words the common cases.
 fn detail(e: &engine::ExecutionError) -> String {
     use engine::ExecutionError as E;
     match e {
         E::NoSuchKey(k) => format!("no such key: {k}"),
+        // A field read directly, of attributes the review lacks: what selecting it says.
+        E::UndeclaredReference(name) if fields::absent_key(name).is_some() => {
+            format!(
+                "no such key: {}",
+                fields::absent_key(name).unwrap_or_default()
+            )
+        }
         E::DivisionByZero(_) => "division by zero".to_owned(),
         E::RemainderByZero(_) => "modulus by zero".to_owned(),
         E::Overflow(..) => "integer overflow".to_owned(),
@@ -368,42 +381,6 @@ fn tree_depth(e: &IdedExpr) -> usize {
     let mut max = 0;
     children(e, &mut |c| max = max.max(tree_depth(c)));
     max + 1
-}
-
-fn children<'a>(e: &'a IdedExpr, f: &mut dyn FnMut(&'a IdedExpr)) {
-    match &e.expr {
-        Expr::Call(c) => {
-            if let Some(t) = &c.target {
-                f(t);
-            }
-            c.args.iter().for_each(f);
-        }
-        Expr::Select(s) => f(&s.operand),
-        Expr::List(l) => l.elements.iter().for_each(f),
-        Expr::Map(m) => {
-            for entry in &m.entries {
-                if let engine::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
-                    f(&me.key);
-                    f(&me.value);
-                }
-            }
-        }
-        Expr::Struct(s) => {
-            for entry in &s.entries {
-                if let engine::common::ast::EntryExpr::StructField(sf) = &entry.expr {
-                    f(&sf.value);
-                }
-            }
-        }
-        Expr::Comprehension(c) => {
-            f(&c.iter_range);
-            f(&c.accu_init);
-            f(&c.loop_cond);
-            f(&c.loop_step);
-            f(&c.result);
-        }
-        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
-    }
 }
 
 /// Whether `e` selects `field` anywhere (`x.field` or `x.?field`).
@@ -606,40 +583,4 @@ fn grows(c: &CallExpr) -> bool {
         c.func_name.as_str(),
         "split" | "format" | "strings.quote" | "lowerAscii" | "upperAscii" | "_+_"
     )
-}
-
-fn children_mut(e: &mut IdedExpr, f: &mut dyn FnMut(&mut IdedExpr)) {
-    match &mut e.expr {
-        Expr::Call(c) => {
-            if let Some(t) = &mut c.target {
-                f(t);
-            }
-            c.args.iter_mut().for_each(f);
-        }
-        Expr::Select(s) => f(&mut s.operand),
-        Expr::List(l) => l.elements.iter_mut().for_each(f),
-        Expr::Map(m) => {
-            for entry in &mut m.entries {
-                if let engine::common::ast::EntryExpr::MapEntry(me) = &mut entry.expr {
-                    f(&mut me.key);
-                    f(&mut me.value);
-                }
-            }
-        }
-        Expr::Struct(s) => {
-            for entry in &mut s.entries {
-                if let engine::common::ast::EntryExpr::StructField(sf) = &mut entry.expr {
-                    f(&mut sf.value);
-                }
-            }
-        }
-        Expr::Comprehension(c) => {
-            f(&mut c.iter_range);
-            f(&mut c.accu_init);
-            f(&mut c.loop_cond);
-            f(&mut c.loop_step);
-            f(&mut c.result);
-        }
-        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
-    }
 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use libfuzzer_sys::fuzz_target;
 use std::sync::LazyLock;
-use warrant::cel::{Bound, Expression, Variables};
+use warrant::cel::{Binding, Expression, Variables};
 
 /// A review with a bit of everything an expression can read.
 const REVIEW: &str = r#"{
@@ -47,7 +47,8 @@ fuzz_target!(|data: &[u8]| {
         let Ok(expression) = Expression::compile(source, vars) else {
             continue;
         };
-        let bound = Bound::new(&SPEC, *NOW, expression.selectors());
+        let binding = Binding::new(&SPEC, *NOW);
+        let bound = binding.with(expression.uses());
         let _ = expression.judge(&bound);
     }
 });

@@ -14,7 +14,7 @@ use super::{
     AlwaysAllow, AlwaysDeny, Authorizer, AuthorizerError, ConditionReport, Deadline, Input,
     MatchConditions, MatchOutcome, Policy,
 };
-use crate::cel::Bound;
+use crate::cel::{Admission, Binding};
 use crate::config::model::{ConditionsSettings, WhenUnsupported};
 use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
@@ -335,7 +335,7 @@ impl Chain {
                 "warrant answers with a Union decision only",
             );
         }
-        let bound = Bound::admission(&review.admission_request);
+        let bound = Admission::new(&review.admission_request);
         let mut reasons = Vec::new();
         for member in &d.union {
             let sub = &member.decision;
@@ -380,7 +380,7 @@ impl Chain {
         name: &str,
         sub: &ConditionsAwareDecision,
         review: &ConditionsReview,
-        bound: &Bound<'_>,
+        bound: &Admission,
         deadline: Deadline,
     ) -> ConditionsAwareDecision {
         let Some(entry) = self.entry(name) else {
@@ -430,8 +430,10 @@ impl Chain {
         let mut run = Run::with_capacity(self.entries.len());
         run.conditional = input.review.supports_conditions();
         let mut answer = None;
+        // Bound once, for the matchConditions and rules of every entry.
+        let binding = Binding::new(input.review.spec(), input.now);
         for entry in self.entries.iter().filter(|e| consulted(e)) {
-            let step = entry.run(input, deadline, budget_ms).await;
+            let step = entry.run(input, &binding, deadline, budget_ms).await;
             entry.record(&step, run.conditional);
             if let Some(decided) = run.push(entry, step) {
                 answer = Some(decided);
@@ -484,9 +486,15 @@ fn build_webhook(
 impl Entry {
     /// Consults this entry for one review: its matchConditions, then (if they hold) its
     /// authorizer within the deadline.
-    async fn run(&self, input: &Input, deadline: Deadline, budget_ms: u64) -> Step {
+    async fn run(
+        &self,
+        input: &Input,
+        binding: &Binding<'_>,
+        deadline: Deadline,
+        budget_ms: u64,
+    ) -> Step {
         let started = Instant::now();
-        let (matched, conditions) = self.match_conditions.evaluate(input);
+        let (matched, conditions) = self.match_conditions.evaluate_bound(binding);
         let outcome = match matched {
             MatchOutcome::Excluded => StepOutcome::Excluded,
             MatchOutcome::Failed(errors) => StepOutcome::Failed {
@@ -494,17 +502,16 @@ impl Entry {
                 policy: self.failure_policy,
             },
             MatchOutcome::Matched => {
-                let call = self.authorizer.authorize(input, deadline);
-                match tokio::time::timeout_at(deadline.0, call).await {
-                    Ok(Ok(verdict)) => StepOutcome::Verdict(self.settle(verdict, input)),
-                    Ok(Err(error)) => StepOutcome::Failed {
-                        error,
-                        policy: self.failure_policy,
-                    },
-                    Err(_) => StepOutcome::Failed {
-                        error: AuthorizerError::DeadlineExceeded { budget_ms },
-                        policy: self.failure_policy,
-                    },
+                if let Some(judged) = self.authorizer.judge_bound(input, binding, deadline) {
+                    judged.map_or_else(
+                        |error| StepOutcome::Failed {
+                            error,
+                            policy: self.failure_policy,
+                        },
+                        |verdict| StepOutcome::Verdict(self.settle(verdict, input)),
+                    )
+                } else {
+                    self.call(input, deadline, budget_ms).await
                 }
             }
         };
@@ -515,6 +522,22 @@ impl Entry {
             elapsed: started.elapsed(),
             conditions,
             mode: self.mode,
+        }
+    }
+
+    /// Asks the authorizer within the deadline.
+    async fn call(&self, input: &Input, deadline: Deadline, budget_ms: u64) -> StepOutcome {
+        let call = self.authorizer.authorize(input, deadline);
+        match tokio::time::timeout_at(deadline.0, call).await {
+            Ok(Ok(verdict)) => StepOutcome::Verdict(self.settle(verdict, input)),
+            Ok(Err(error)) => StepOutcome::Failed {
+                error,
+                policy: self.failure_policy,
+            },
+            Err(_) => StepOutcome::Failed {
+                error: AuthorizerError::DeadlineExceeded { budget_ms },
+                policy: self.failure_policy,
+            },
         }
     }
 

@@ -10,7 +10,7 @@
 //! NoOpinion over Allow; a true or erroring Deny condition denies, an erroring Allow condition
 //! is ignored).
 
-use crate::cel::{Bound, Expression, Variables};
+use crate::cel::{Admission, Expression, Variables};
 use crate::config::model::conditions::CONDITION_DOMAIN;
 use crate::config::model::guard::{GuardSpec, Level};
 use crate::review::{
@@ -139,7 +139,7 @@ impl Union {
 pub fn evaluate_map(
     catalog: &Catalog,
     map: &ConditionsMap,
-    bound: &Bound<'_>,
+    bound: &Admission,
     prefix: &str,
 ) -> ConditionsAwareDecision {
     let groups = [
@@ -187,7 +187,7 @@ fn unconditional(effect: DecisionType, reason: &str, error: &str) -> ConditionsA
 }
 
 /// One condition: it must be one warrant authored, sent back unchanged.
-fn evaluate_one(catalog: &Catalog, c: &Condition, bound: &Bound<'_>) -> Result<bool, String> {
+fn evaluate_one(catalog: &Catalog, c: &Condition, bound: &Admission) -> Result<bool, String> {
     let authored = catalog.get(&c.id).ok_or_else(|| {
         "not a condition this authorizer authors (configuration changed?)".to_owned()
     })?;
@@ -198,7 +198,7 @@ fn evaluate_one(catalog: &Catalog, c: &Condition, bound: &Bound<'_>) -> Result<b
     }
     authored
         .expression
-        .evaluate(bound)
+        .evaluate_admission(bound)
         .map_err(|e| e.to_string())
 }
 

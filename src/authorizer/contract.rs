@@ -2,6 +2,7 @@
 //! and how long it has ([`Deadline`]). It knows no implementation and nothing of the chain.
 
 use super::error::AuthorizerError;
+use crate::cel::Binding;
 use crate::decision::Verdict;
 use crate::object::ObjectContext;
 use crate::review::Review;
@@ -75,4 +76,16 @@ pub trait Authorizer: Send + Sync + fmt::Debug {
         input: &'a Input,
         deadline: Deadline,
     ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>>;
+
+    /// Judges one review at once, on the review already bound for CEL (once per review, shared
+    /// by every entry of the chain), when the type judges synchronously (Policy); `None` (the
+    /// default) sends the chain to [`Authorizer::authorize`].
+    fn judge_bound(
+        &self,
+        _input: &Input,
+        _binding: &Binding<'_>,
+        _deadline: Deadline,
+    ) -> Option<Result<Verdict, AuthorizerError>> {
+        None
+    }
 }

@@ -6,7 +6,7 @@
 
 use super::contract::Input;
 use super::error::{ConditionError, ConditionErrors};
-use crate::cel::{Bound, Expression, RequestUse};
+use crate::cel::{Binding, Expression, RequestUse};
 use std::time::{Duration, Instant};
 
 /// The compiled conditions of one authorizer.
@@ -63,11 +63,17 @@ impl MatchConditions {
     /// answer for it with its failure policy once an earlier one had used up the deadline. Only
     /// an authorizer that applies can fail for the deadline (in the chain).
     pub fn evaluate(&self, input: &Input) -> (MatchOutcome, Option<ConditionReport>) {
+        self.evaluate_bound(&Binding::new(input.review.spec(), input.now))
+    }
+
+    /// [`MatchConditions::evaluate`] on a review already bound for CEL (once per review, by
+    /// the chain).
+    pub fn evaluate_bound(&self, binding: &Binding<'_>) -> (MatchOutcome, Option<ConditionReport>) {
         if self.conditions.is_empty() {
             return (MatchOutcome::Matched, None);
         }
         let started = Instant::now();
-        let bound = Bound::new(input.review.spec(), input.now, self.uses);
+        let bound = binding.with(self.uses);
         let mut errors = Vec::new();
         let mut excluded = false;
         for condition in self.conditions.iter() {

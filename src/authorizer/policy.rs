@@ -6,14 +6,20 @@
 //! matched. A rule in shadow mode (`mode: Observe`) is evaluated in its place, and when it matches
 //! it is recorded as a [`Shadow`] of the verdict and skipped. A rule with a `condition:` whose
 //! expression matches makes the answer conditional instead (`conditional`).
+//!
+//! A review evaluates only the rules that can match it (`index`): a rule whose expression
+//! provably evaluates to `false` on the review (a top-level conjunct on another verb, resource,
+//! API group, namespace, kind of review or group) is left out, which changes nothing but the work
+//! done.
 
 use super::metrics::{Families, Handle, RuleLabels};
 use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::cel::{Bound, RequestUse};
+use crate::cel::{Binding, RequestUse};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Reason, Shadow, Verdict};
 use crate::names::AuthorizerName;
 use conditional::Collected;
+use index::RuleIndex;
 use prometheus_client::metrics::counter::Counter;
 
 /// A compiled policy.
@@ -22,6 +28,8 @@ pub struct Policy {
     deny: Box<[Rule]>,
     allow: Box<[Rule]>,
     uses: RequestUse,
+    /// The indexes of `deny` and `allow`; `None` evaluates every rule.
+    index: Option<[RuleIndex; 2]>,
 }
 
 /// A rule and its `warrant_policy_rule_matches` series.
@@ -52,11 +60,29 @@ impl Policy {
             .rules
             .iter()
             .fold(RequestUse::default(), |u, r| u.union(r.expression.uses()));
+        let deny: Box<[Rule]> = deny.into_iter().map(rule).collect();
+        let allow: Box<[Rule]> = allow.into_iter().map(rule).collect();
+        let index = |rules: &[Rule]| {
+            RuleIndex::new(
+                rules
+                    .iter()
+                    .map(|r| r.rule.expression.requirements().into())
+                    .collect(),
+            )
+        };
         Self {
-            deny: deny.into_iter().map(rule).collect(),
-            allow: allow.into_iter().map(rule).collect(),
+            index: Some([index(&deny), index(&allow)]),
+            deny,
+            allow,
             uses,
         }
+    }
+
+    /// The same policy evaluating every rule of every review, without its index: the reference
+    /// the index is tested against (same verdicts, more work).
+    pub fn without_index(mut self) -> Self {
+        self.index = None;
+        self
     }
 
     /// Judges one review synchronously; gives up (an error) once `deadline` has passed, checked
@@ -65,12 +91,33 @@ impl Policy {
     /// policy. (When an enforced rule fails the policy, the error is the answer and the shadows
     /// met before it are not reported.)
     pub fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
-        let bound = Bound::new(input.review.spec(), input.now, self.uses);
+        self.judge_binding(&Binding::new(input.review.spec(), input.now), deadline)
+    }
+
+    /// [`Policy::judge`] on a review already bound for CEL.
+    pub fn judge_binding(
+        &self,
+        binding: &Binding<'_>,
+        deadline: Deadline,
+    ) -> Result<Verdict, AuthorizerError> {
+        let bound = binding.with(self.uses);
+        let spec = binding.spec();
         let mut shadows = Vec::new();
         let mut collected = Collected::default();
-        for (rules, decision) in [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)] {
+        for (side, (rules, decision)) in
+            [(&self.deny, Decision::Deny), (&self.allow, Decision::Allow)]
+                .into_iter()
+                .enumerate()
+        {
             let mut failure = None;
-            for Rule { rule, matches } in rules.iter() {
+            // The rules that can match, in order (every rule without the index).
+            let mut indexed = self.index.as_ref().map(|i| i[side].candidates(spec));
+            let mut every = 0..rules.len();
+            let positions = std::iter::from_fn(|| match &mut indexed {
+                Some(candidates) => candidates.next(),
+                None => every.next(),
+            });
+            for Rule { rule, matches } in positions.filter_map(|p| rules.get(p)) {
                 deadline.check()?;
                 let shadow = rule.mode.is_observe();
                 match rule.expression.judge(&bound) {
@@ -129,8 +176,18 @@ impl Authorizer for Policy {
     ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>> {
         Box::pin(std::future::ready(self.judge(input, deadline)))
     }
+
+    fn judge_bound(
+        &self,
+        _input: &Input,
+        binding: &Binding<'_>,
+        deadline: Deadline,
+    ) -> Option<Result<Verdict, AuthorizerError>> {
+        Some(self.judge_binding(binding, deadline))
+    }
 }
 
 pub(crate) mod conditional;
+mod index;
 #[cfg(test)]
 mod tests;

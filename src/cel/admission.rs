@@ -7,7 +7,6 @@
 //! `null`. `namespaceObject` is not declared: v1.38's `ConditionsData` carries no namespace, so
 //! no evaluator could give it a value.
 
-use super::Bound;
 use super::types::Ty;
 use ::cel as engine;
 use engine::objects::{Key, Map};
@@ -55,10 +54,22 @@ fn bind(context: &mut engine::Context<'static, 'static>, name: &str, json: Optio
     }
 }
 
-impl Bound<'static> {
+/// An admission request bound for the conditions evaluated on it: built once per conditions
+/// review, then shared by its conditions.
+pub struct Admission {
+    context: engine::Context<'static, 'static>,
+}
+
+impl std::fmt::Debug for Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admission")
+    }
+}
+
+impl Admission {
     /// Binds an admission request (the `admissionRequest` of a conditions review) as a
     /// condition sees it: `object`, `oldObject`, and `request` without the two objects.
-    pub fn admission(admission_request: &Value) -> Self {
+    pub fn new(admission_request: &Value) -> Self {
         let env = match super::environment() {
             Ok(env) => Arc::clone(&env.env),
             Err(_) => Arc::new(engine::Env::default()),
@@ -75,6 +86,11 @@ impl Bound<'static> {
         bind(&mut context, "request", Some(&request));
         Self { context }
     }
+
+    /// The evaluation context holding the three variables.
+    pub(super) fn context(&self) -> &engine::Context<'static, 'static> {
+        &self.context
+    }
 }
 
 #[cfg(test)]
@@ -84,7 +100,7 @@ mod tests {
 
     fn eval(source: &str, request: &Value) -> Result<bool, String> {
         let e = Expression::compile(source, Variables::Admission).map_err(|e| e.to_string())?;
-        e.evaluate(&Bound::admission(request))
+        e.evaluate_admission(&Admission::new(request))
             .map_err(|e| e.to_string())
     }
 

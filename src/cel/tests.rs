@@ -20,7 +20,8 @@ fn alice2() -> SubjectAccessReviewSpec {
 fn eval(src: &str, spec: &SubjectAccessReviewSpec) -> Result<bool, String> {
     let e =
         Expression::compile(src, Variables::RequestAndNow).map_err(|e| format!("compile: {e}"))?;
-    let bound = Bound::new(spec, chrono::Utc::now(), e.uses());
+    let binding = Binding::new(spec, chrono::Utc::now());
+    let bound = binding.with(e.uses());
     e.evaluate(&bound).map_err(|e| format!("eval: {e}"))
 }
 
@@ -255,6 +256,52 @@ fn issue_15_3_replace_and_join_are_charged_before_they_allocate() {
     }
 }
 
+#[test]
+fn fields_read_directly_equal_the_same_fields_selected() {
+    // `request.?x` is not rewritten: it reads the field through the bound `request` map.
+    for field in fields::RESOURCE_FIELDS {
+        let src = format!(
+            "request.resourceAttributes.{field} == request.?resourceAttributes.value().{field}"
+        );
+        assert_eq!(eval(&src, &alice()), Ok(true), "{src}");
+    }
+    for field in fields::NON_RESOURCE_FIELDS {
+        let src = format!(
+            "request.nonResourceAttributes.{field} == request.?nonResourceAttributes.value().{field}"
+        );
+        assert_eq!(eval(&src, &alice2()), Ok(true), "{src}");
+    }
+    for field in ["user", "uid", "groups", "extra"] {
+        let src = format!("has(request.{field}) && request.{field} == request.?{field}.value()");
+        assert_eq!(eval(&src, &alice()), Ok(true), "{src}");
+        assert_eq!(eval(&src, &alice2()), Ok(true), "{src}");
+    }
+    assert_eq!(eval("has(request.resourceAttributes)", &alice()), Ok(true));
+    assert_eq!(
+        eval("has(request.resourceAttributes)", &alice2()),
+        Ok(false)
+    );
+    assert_eq!(
+        eval("has(request.nonResourceAttributes)", &alice2()),
+        Ok(true)
+    );
+    assert_eq!(
+        eval("request.nonResourceAttributes.path == '/x'", &alice()),
+        Err("eval: no such key: nonResourceAttributes".into())
+    );
+}
+
+#[test]
+fn a_variable_named_request_hides_the_review() {
+    assert_eq!(
+        eval(
+            "[{'user': 'bob'}].exists(request, request.user == 'bob') && request.user == 'alice'",
+            &alice()
+        ),
+        Ok(true)
+    );
+}
+
 /// Issue 15, finding 9: `extra` is bound only for an expression that may read it, and every
 /// way of reading it (selection, `has`, optional selection, `request` used whole) keeps it.
 #[test]
@@ -276,13 +323,29 @@ fn issue_15_9_extra_is_bound_only_when_it_may_be_read() {
         assert!(reads(src), "{src}");
         assert!(eval(src, &alice()).is_ok(), "{src}");
     }
+    // Evaluated on a binding shared by the expressions, one that may read `extra` builds it...
+    for src in ["'key1' in request.extra", "[request].size() == 1"] {
+        let e = Expression::compile(src, Variables::RequestAndNow).unwrap();
+        let spec = alice();
+        let binding = Binding::new(&spec, chrono::Utc::now());
+        assert_eq!(e.evaluate(&binding.with(e.uses())), Ok(true), "{src}");
+        assert!(binding.built_extra(), "{src}");
+    }
+    // ...and one that does not never does, even when it reads `request` through the whole map.
+    let spec = alice();
+    let binding = Binding::new(&spec, chrono::Utc::now());
     for src in [
         "request.user == 'alice'",
         "request.resourceAttributes.verb == 'get'",
         "[{'extra': 1}].all(m, m.extra == 1)",
+        "request.?resourceAttributes.value().verb == 'get'",
+        "!has(request.resourceAttributes.fieldSelector)",
     ] {
         assert!(!reads(src), "{src}");
+        let e = Expression::compile(src, Variables::RequestAndNow).unwrap();
+        assert_eq!(e.evaluate(&binding.with(e.uses())), Ok(true), "{src}");
     }
+    assert!(!binding.built_extra());
     assert_eq!(
         eval("dyn(request)['extra']['key1'][0] == 'a'", &alice()),
         Ok(true)

@@ -3,9 +3,9 @@
 //! at, so that `warrant replay` can judge it again exactly), each authorizer consulted with its
 //! outcome and latency (a shadow's `mode` and `wouldHave`, shadow rules under `shadowRules`),
 //! and the final answer. Records are written by a
-//! dedicated thread so that a slow disk never stalls a review; if the writer falls behind by
-//! more than [`QUEUE_CAPACITY`] records, new ones are dropped and counted
-//! (`warrant_audit_records_dropped_total`).
+//! dedicated thread so that a slow disk never stalls a review, in batches (`queue`: no wake-up
+//! per record); if the writer falls behind by more than [`QUEUE_CAPACITY`] records (or 64 MiB),
+//! new ones are dropped and counted (`warrant_audit_records_dropped_total`).
 
 use super::metrics::Metrics;
 use crate::authorizer::{Answer, Input, Step, StepOutcome};
@@ -18,11 +18,13 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+mod queue;
 mod writer;
+
+use queue::Queue;
 
 /// How many records may wait for the writer.
 pub const QUEUE_CAPACITY: usize = 65_536;
@@ -433,7 +435,7 @@ pub enum AuditTarget {
 /// the writer cannot write.
 #[derive(Debug)]
 pub struct AuditSink {
-    tx: Option<SyncSender<Vec<u8>>>,
+    tx: Option<Arc<Queue>>,
     thread: Option<JoinHandle<()>>,
     metrics: Arc<Metrics>,
     redact_extra: Vec<String>,
@@ -454,11 +456,11 @@ impl AuditSink {
             AuditTarget::Stdout => writer::Output::Stdout,
             AuditTarget::File(p) => writer::Output::file(p)?,
         };
-        let (tx, rx) = sync_channel(QUEUE_CAPACITY);
-        let thread_metrics = metrics.clone();
+        let tx = Arc::new(Queue::new(QUEUE_CAPACITY));
+        let (queue, thread_metrics) = (tx.clone(), metrics.clone());
         let thread = std::thread::Builder::new()
             .name("warrant-audit".into())
-            .spawn(move || writer::drain(rx, output, thread_metrics))?;
+            .spawn(move || writer::drain(queue, output, thread_metrics))?;
         Ok(Self {
             tx: Some(tx),
             thread: Some(thread),
@@ -510,11 +512,8 @@ impl AuditSink {
     /// Queues one encoded line; a full queue drops it and counts it.
     fn send(&self, line: Vec<u8>) {
         let Some(tx) = &self.tx else { return };
-        match tx.try_send(line) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.metrics.record_audit_dropped()
-            }
+        if !tx.push(&line) {
+            self.metrics.record_audit_dropped();
         }
     }
 
@@ -527,7 +526,9 @@ impl AuditSink {
 impl Drop for AuditSink {
     fn drop(&mut self) {
         // Closing the queue lets the thread write what is left and end.
-        self.tx.take();
+        if let Some(tx) = self.tx.take() {
+            tx.close();
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

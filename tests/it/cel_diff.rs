@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use warrant::cel::{Bound, Expression, Variables};
+use warrant::cel::{Binding, Expression, Variables};
 
 #[derive(serde::Deserialize)]
 struct Corpus {
@@ -67,7 +67,8 @@ fn warrant_outcome(
         Err(e) => return ("compile_error".into(), e.to_string()),
     };
     let now = chrono::Utc::now();
-    let bound = Bound::new(spec, now, compiled.uses());
+    let binding = Binding::new(spec, now);
+    let bound = binding.with(compiled.uses());
     match compiled.evaluate(&bound) {
         Ok(b) => (b.to_string(), String::new()),
         Err(e) => ("eval_error".into(), e.to_string()),

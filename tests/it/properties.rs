@@ -693,3 +693,138 @@ fn property_model_reaches_every_outcome() {
     );
     assert_eq!(denied.decision, Decision::Deny, "{denied:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The Policy rule index (issue 14): a review evaluates only the rules that can match it, and the
+// verdict (decision, deciding rule, shadows) or the error is exactly that of evaluating every
+// rule in order.
+
+/// Conjuncts the index reads (verb, resource, group, namespace, the kind of review), others it
+/// must leave alone, and ones that error or spend steps.
+const INDEX_LEAVES: &[&str] = &[
+    "request.resourceAttributes.verb == 'get'",
+    "request.resourceAttributes.verb == 'delete'",
+    "request.resourceAttributes.verb in ['list', 'delete']",
+    "request.resourceAttributes.verb in ['get', 'get']",
+    "request.resourceAttributes.resource == 'pods'",
+    "'secrets' == request.resourceAttributes.resource",
+    "request.resourceAttributes.namespace == 'a'",
+    "request.resourceAttributes.namespace in ['b', '']",
+    "request.resourceAttributes.group == ''",
+    "request.resourceAttributes.group == 'apps'",
+    "has(request.resourceAttributes)",
+    "has(request.nonResourceAttributes)",
+    "request.nonResourceAttributes.verb == 'get'",
+    "request.nonResourceAttributes.verb in ['post']",
+    "request.nonResourceAttributes.path == '/healthz'",
+    "'dev' in request.groups",
+    "'ops' in request.groups",
+    "request.user.startsWith('a')",
+    "request.resourceAttributes.name == 'x'",
+    "int(request.user) > 0",
+    "request.groups.exists(g, g == 'dev')",
+    "true",
+    "false",
+];
+
+fn index_expression() -> impl Strategy<Value = String> {
+    let leaf = (select(INDEX_LEAVES), any::<bool>())
+        .prop_map(|(l, not)| if not { format!("!({l})") } else { l.to_owned() });
+    (
+        proptest::collection::vec(leaf, 1..=4),
+        proptest::collection::vec(prop_oneof![3 => Just(" && "), 1 => Just(" || ")], 3),
+        any::<bool>(),
+    )
+        .prop_map(|(leaves, joins, grouped)| {
+            let mut s = leaves[0].clone();
+            for (i, l) in leaves.iter().enumerate().skip(1) {
+                s.push_str(joins[i - 1]);
+                // Sometimes nest the tail, so that the `&&` tree is not only left-deep.
+                if grouped && i == 1 && leaves.len() > 2 {
+                    s.push('(');
+                }
+                s.push_str(l);
+            }
+            if grouped && leaves.len() > 2 {
+                s.push(')');
+            }
+            s
+        })
+}
+
+fn index_review() -> impl Strategy<Value = Value> {
+    let resource = (
+        select(&["get", "list", "delete"][..]),
+        select(&["pods", "secrets"][..]),
+        select(&["a", "b", ""][..]),
+        select(&["", "apps"][..]),
+    )
+        .prop_map(|(verb, res, ns, group)| {
+            json!({"resourceAttributes": {"verb": verb, "resource": res, "namespace": ns, "group": group}})
+        });
+    let non_resource = (
+        select(&["get", "post"][..]),
+        select(&["/healthz", "/x"][..]),
+    )
+        .prop_map(|(verb, path)| json!({"nonResourceAttributes": {"verb": verb, "path": path}}));
+    (
+        prop_oneof![resource, non_resource],
+        select(&["alice", "42", "bob"][..]),
+        // Groups may repeat, as a review may send them.
+        proptest::collection::vec(select(&["dev", "ops", "qa"][..]), 0..4),
+    )
+        .prop_map(|(mut spec, user, groups)| {
+            spec["user"] = json!(user);
+            spec["groups"] = json!(groups);
+            spec
+        })
+}
+
+fn index_policy(rules: &[(bool, bool, String)]) -> warrant::authorizer::Policy {
+    let mut yaml = String::from(
+        "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: p\n  policy:\n    rules:\n",
+    );
+    for (i, (deny, observe, expr)) in rules.iter().enumerate() {
+        let effect = if *deny { "Deny" } else { "Allow" };
+        let mode = if *observe {
+            "      mode: Observe\n"
+        } else {
+            ""
+        };
+        yaml.push_str(&format!(
+            "    - name: r{i}\n      effect: {effect}\n      expression: {}\n      message: rule {i}\n{mode}",
+            quoted(expr)
+        ));
+    }
+    let loaded = warrant::config::parse("index.yaml", yaml.as_bytes())
+        .unwrap_or_else(|e| panic!("generated policy is valid: {e}\n{yaml}"));
+    let warrant::config::AuthorizerSpec::Policy(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("a Policy");
+    };
+    warrant::authorizer::Policy::new(
+        spec,
+        &loaded.config.authorizers[0].name,
+        &warrant::authorizer::metrics::Families::default(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(CASES * 4))]
+
+    /// The index changes nothing but the work done.
+    #[test]
+    fn policy_index_agrees_with_every_rule(
+        rules in proptest::collection::vec((any::<bool>(), prop::bool::weighted(0.2), index_expression()), 1..10),
+        spec in index_review(),
+    ) {
+        let indexed = index_policy(&rules);
+        let every = index_policy(&rules).without_index();
+        let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec});
+        let review = review::decode(&serde_json::to_vec(&review).expect("encodes")).expect("decodes");
+        let input = Input::new(review, now());
+        let deadline = Deadline::after(std::time::Duration::from_secs(10));
+        let a = format!("{:?}", indexed.judge(&input, deadline));
+        let b = format!("{:?}", every.judge(&input, deadline));
+        prop_assert_eq!(a, b);
+    }
+}

@@ -4,6 +4,7 @@ use crate::cel::{EvalError, Expression, Variables};
 use crate::config::model::{Effect, PolicyRule, PolicySpec};
 use crate::decision::{Decision, Verdict};
 use crate::names::RuleName;
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use std::error::Error as _;
 use std::time::Duration;
 
@@ -132,5 +133,60 @@ fn an_erroring_rule_is_named_and_keeps_its_cause() {
     assert_eq!(
         detail.and_then(|e| e.downcast_ref::<EvalError>()),
         Some(&EvalError::Failed("no such key: resourceAttributes".into()))
+    );
+}
+
+#[test]
+fn the_index_evaluates_only_the_rules_that_can_match() {
+    let mut rules = vec![
+        rule(
+            "d-delete",
+            Effect::Deny,
+            "has(request.resourceAttributes) && request.resourceAttributes.verb == 'delete'",
+        ),
+        rule("d-any", Effect::Deny, "request.user == 'mallory'"),
+        rule(
+            "d-nr",
+            Effect::Deny,
+            "has(request.nonResourceAttributes) && request.user == 'x'",
+        ),
+        rule(
+            "a-pods",
+            Effect::Allow,
+            "request.resourceAttributes.resource in ['pods', 'secrets']",
+        ),
+        rule(
+            "a-nr-get",
+            Effect::Allow,
+            "request.nonResourceAttributes.verb == 'get'",
+        ),
+        // A comprehension first may spend the budget: the verb after it is not used.
+        rule(
+            "a-spends",
+            Effect::Allow,
+            "request.groups.exists(g, g == 'x') && request.resourceAttributes.verb == 'delete'",
+        ),
+    ];
+    rules.push(rule("a-team", Effect::Allow, "'team-a' in request.groups"));
+    let policy = Policy::new(
+        &PolicySpec { rules },
+        &crate::names::AuthorizerName::new("tenants").unwrap(),
+        &Default::default(),
+    );
+    let [deny, allow] = policy.index.as_ref().unwrap();
+    let healthz = test_input::healthz();
+    let spec = healthz.review.spec();
+    assert_eq!(deny.candidates(spec).collect::<Vec<_>>(), [1, 2]);
+    // On a non-resource review, reading resourceAttributes errors: a-pods must be evaluated.
+    assert_eq!(allow.candidates(spec).collect::<Vec<_>>(), [0, 1, 2]);
+    let get_pods: SubjectAccessReviewSpec = serde_json::from_value(serde_json::json!({
+        "user": "u", "groups": ["team-a", "team-a"],
+        "resourceAttributes": {"verb": "get", "resource": "pods"}
+    }))
+    .unwrap();
+    assert_eq!(deny.candidates(&get_pods).collect::<Vec<_>>(), [1]);
+    assert_eq!(
+        allow.candidates(&get_pods).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
     );
 }

@@ -1,15 +1,16 @@
-//! The audit writer thread: it drains the queue in batches and writes each batch in one call to
+//! The audit writer thread: it takes the queue's whole buffer at each wake (every
+//! `queue::FLUSH_INTERVAL`, or sooner when many records wait) and writes it in one call to
 //! standard output or a file. Nothing is lost silently (issue 15, finding 7): every line that
 //! cannot be written is counted in `warrant_audit_records_dropped_total`, the first failure of
 //! a run of failures is logged as an error (and the recovery as info), and a file that was moved
 //! or removed (log rotation by `mv` or `rm`) is reopened at its path within a second.
 
+use super::queue::Queue;
 use crate::telemetry::metrics::Metrics;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// How often a file's path is checked for a rotation while records flow (and when idle).
@@ -94,45 +95,39 @@ fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
     true
 }
 
-/// Drains `rx` into `output` until every sender is gone.
-pub(super) fn drain(rx: Receiver<Vec<u8>>, mut output: Output, metrics: Arc<Metrics>) {
+/// Drains `queue` into `output`, a batch per wake, until it is closed and empty.
+pub(super) fn drain(queue: Arc<Queue>, mut output: Output, metrics: Arc<Metrics>) {
     let mut failing = false;
     let mut checked = Instant::now();
     let mut batch = Vec::with_capacity(64 * 1024);
     loop {
-        let first = match rx.recv_timeout(ROTATION_CHECK) {
-            Ok(line) => line,
-            Err(RecvTimeoutError::Timeout) => {
-                output.follow_rotation();
-                checked = Instant::now();
-                continue;
-            }
-            Err(RecvTimeoutError::Disconnected) => return,
-        };
+        let taken = queue.take(&mut batch);
         if checked.elapsed() >= ROTATION_CHECK {
             output.follow_rotation();
             checked = Instant::now();
         }
-        batch.clear();
-        batch.extend_from_slice(&first);
-        let mut lines = 1u64;
-        while let Ok(more) = rx.try_recv() {
-            batch.extend_from_slice(&more);
-            lines += 1;
-        }
-        match output.write(&batch) {
-            Ok(()) if failing => {
-                failing = false;
-                tracing::info!("audit records are written again");
-            }
-            Ok(()) => {}
-            Err(e) => {
-                (0..lines).for_each(|_| metrics.record_audit_dropped());
-                if !failing {
-                    failing = true;
-                    tracing::error!(error = %e, lost = lines, "audit records cannot be written; they are dropped and counted in warrant_audit_records_dropped_total until writing works again");
+        if taken.records > 0 {
+            match output.write(&batch) {
+                Ok(()) if failing => {
+                    failing = false;
+                    tracing::info!("audit records are written again");
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    (0..taken.records).for_each(|_| metrics.record_audit_dropped());
+                    if !failing {
+                        failing = true;
+                        tracing::error!(error = %e, lost = taken.records, "audit records cannot be written; they are dropped and counted in warrant_audit_records_dropped_total until writing works again");
+                    }
                 }
             }
+            // A burst may leave a large buffer behind: give it back.
+            if batch.capacity() > 1 << 20 {
+                batch = Vec::with_capacity(64 * 1024);
+            }
+        }
+        if taken.closed {
+            return;
         }
     }
 }

@@ -1,0 +1,34 @@
+//! The wire work of one review (issue 14): decoding a `SubjectAccessReview` in each API version
+//! and encoding the answer. `cargo bench --bench review_codec`.
+
+#[path = "support/reference.rs"]
+mod reference;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
+use std::hint::black_box;
+use warrant::review::{ApiVersion, decode, encode_response};
+
+fn bench(c: &mut Criterion) {
+    for (name, body) in [
+        ("decode_v1", reference::REVIEW_V1),
+        ("decode_v1beta1", reference::REVIEW_V1BETA1),
+    ] {
+        decode(body.as_bytes()).expect("the review decodes");
+        c.bench_function(name, |b| {
+            b.iter(|| black_box(decode(black_box(body.as_bytes()))))
+        });
+    }
+    let status = SubjectAccessReviewStatus {
+        allowed: true,
+        denied: None,
+        reason: Some("bench/owners: owners may act".into()),
+        evaluation_error: None,
+    };
+    c.bench_function("encode_response_v1", |b| {
+        b.iter(|| black_box(encode_response(ApiVersion::V1, black_box(&status))))
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

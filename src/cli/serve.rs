@@ -288,10 +288,13 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         source,
         tls,
         metrics_for_signals,
+        audit.clone(),
     ));
     server.run(shutdown_signal()).await;
     tls_task.abort();
     signals.abort();
+    // The task holds the audit sink: let it go before the last drop flushes the sink.
+    let _ = signals.await;
     cluster_task.abort();
     drop(audit);
     tracing::info!("stopped");
@@ -313,14 +316,16 @@ fn print_generated(state: &StateFiles, addr: SocketAddr) {
     );
 }
 
-/// The signals that do not stop the server (issue 15, finding 6): SIGHUP re-reads the
-/// configuration and the serving certificate at once, as operators expect of a daemon; SIGUSR1
-/// and SIGUSR2 are logged and ignored instead of killing the process without a drain.
+/// The signals that do not stop the server (issue 15, findings 6 and 7): SIGHUP re-reads the
+/// configuration and the serving certificate and reopens the audit file at once, as operators
+/// (and log rotation tools) expect of a daemon; SIGUSR1 and SIGUSR2 are logged and ignored
+/// instead of killing the process without a drain.
 async fn other_signals(
     live: Arc<LiveChain>,
     source: ConfigSource,
     tls: Arc<ReloadingTls>,
     metrics: Arc<Metrics>,
+    audit: Arc<AuditSink>,
 ) {
     #[cfg(unix)]
     {
@@ -336,7 +341,7 @@ async fn other_signals(
         loop {
             tokio::select! {
                 _ = hup.recv() => {
-                    tracing::info!("SIGHUP: re-reading the configuration and the serving certificate");
+                    tracing::info!("SIGHUP: re-reading the configuration and the serving certificate, reopening the audit file");
                     if let ConfigSource::File(_) = source {
                         let change = match source.load() {
                             Ok(loaded) => crate::config::watch::Change::Loaded(loaded),
@@ -345,6 +350,7 @@ async fn other_signals(
                         live.handle(change, &metrics);
                     }
                     tls.reload();
+                    audit.reopen();
                 }
                 _ = usr1.recv() => tracing::info!("SIGUSR1 ignored (SIGHUP reloads, SIGTERM stops)"),
                 _ = usr2.recv() => tracing::info!("SIGUSR2 ignored (SIGHUP reloads, SIGTERM stops)"),
@@ -353,7 +359,7 @@ async fn other_signals(
     }
     #[cfg(not(unix))]
     {
-        let _ = (live, source, tls, metrics);
+        let _ = (live, source, tls, metrics, audit);
         std::future::pending::<()>().await;
     }
 }

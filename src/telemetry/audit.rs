@@ -517,6 +517,14 @@ impl AuditSink {
         }
     }
 
+    /// Reopens the audit file at its path before the next write (SIGHUP; a rotation by `mv`
+    /// or `rm` is followed anyway within a second). Nothing for standard output.
+    pub fn reopen(&self) {
+        if let Some(tx) = &self.tx {
+            tx.request_reopen();
+        }
+    }
+
     /// Whether records are written anywhere.
     pub fn is_enabled(&self) -> bool {
         self.tx.is_some()

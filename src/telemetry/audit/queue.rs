@@ -19,6 +19,7 @@ struct State {
     lines: Vec<u8>,
     records: u64,
     closed: bool,
+    reopen: bool,
 }
 
 /// The shared buffer and the writer's wake-up.
@@ -35,6 +36,8 @@ pub struct Taken {
     pub records: u64,
     /// Whether the queue is closed (and now empty).
     pub closed: bool,
+    /// Whether the output should be reopened first (SIGHUP).
+    pub reopen: bool,
 }
 
 impl Queue {
@@ -76,11 +79,17 @@ impl Queue {
         self.wake.notify_one();
     }
 
+    /// Asks the writer to reopen its output before it writes again, and wakes it.
+    pub fn request_reopen(&self) {
+        self.lock().reopen = true;
+        self.wake.notify_one();
+    }
+
     /// Waits up to [`FLUSH_INTERVAL`] unless records are waiting (or the queue is closed), then
     /// swaps the waiting lines into `into` (cleared first).
     pub fn take(&self, into: &mut Vec<u8>) -> Taken {
         let mut state = self.lock();
-        if (state.records as usize) < WAKE_AT && !state.closed {
+        if (state.records as usize) < WAKE_AT && !state.closed && !state.reopen {
             state = match self.wake.wait_timeout(state, FLUSH_INTERVAL) {
                 Ok((s, _)) => s,
                 Err(e) => e.into_inner().0,
@@ -92,6 +101,7 @@ impl Queue {
         Taken {
             records,
             closed: state.closed,
+            reopen: std::mem::take(&mut state.reopen),
         }
     }
 }

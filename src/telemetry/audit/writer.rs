@@ -54,8 +54,9 @@ impl Output {
         }
     }
 
-    /// Reopens the file when its path names another file, or none (or when it is not open).
-    fn follow_rotation(&mut self) {
+    /// Reopens the file when its path names another file, or none (or when it is not open), or
+    /// always when `forced` (SIGHUP, as log rotation tools expect of a daemon).
+    fn follow_rotation(&mut self, forced: bool) {
         let Output::File { path, file } = self else {
             return;
         };
@@ -65,10 +66,15 @@ impl Output {
                 .map_or(true, |open| !same_file(&open, &at_path)),
             _ => true,
         };
-        if moved {
+        if moved || forced {
             match open(path) {
                 Ok(f) => {
-                    tracing::info!(file = %path.display(), "audit log reopened (rotated or removed)");
+                    let why = if moved {
+                        "rotated or removed"
+                    } else {
+                        "SIGHUP"
+                    };
+                    tracing::info!(file = %path.display(), why, "audit log reopened");
                     *file = Some(f);
                 }
                 Err(e) => {
@@ -102,8 +108,8 @@ pub(super) fn drain(queue: Arc<Queue>, mut output: Output, metrics: Arc<Metrics>
     let mut batch = Vec::with_capacity(64 * 1024);
     loop {
         let taken = queue.take(&mut batch);
-        if checked.elapsed() >= ROTATION_CHECK {
-            output.follow_rotation();
+        if taken.reopen || checked.elapsed() >= ROTATION_CHECK {
+            output.follow_rotation(taken.reopen);
             checked = Instant::now();
         }
         if taken.records > 0 {

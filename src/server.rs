@@ -196,6 +196,13 @@ impl Server {
                 }
                 _ = &mut shutdown => break,
             };
+            // TCP_NODELAY, as Go's net package sets on every connection (kube-apiserver's side
+            // of this one has it): a small answer must not wait for Nagle and a delayed ACK.
+            if let Ok((tcp, _)) = &accepted
+                && let Err(e) = tcp.set_nodelay(true)
+            {
+                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+            }
             match accepted {
                 Ok((tcp, true)) => {
                     backoff.reset();

@@ -371,13 +371,14 @@ fn media_type(code: u16, headers: &HeaderMap) -> Result<String, CallError> {
     })
 }
 
-fn decode(
-    version: ApiVersion,
+/// What every answer goes through before its JSON is read: a Content-Type that parses, a 2xx
+/// code (else the error the status says), a body that is not empty.
+fn successful_body(
     code: u16,
     headers: &HeaderMap,
     body: &[u8],
     retry_after: Option<u64>,
-) -> Result<DownstreamStatus, CallError> {
+) -> Result<(), CallError> {
     let media = media_type(code, headers)?;
     // kube-apiserver's webhook client registers one serializer with no media type, which
     // matches any (`pkg/util/webhook/webhook.go`, apimachinery `SerializerInfoForMediaType`):
@@ -394,6 +395,17 @@ fn decode(
             content_type: media,
         }));
     }
+    Ok(())
+}
+
+fn decode(
+    version: ApiVersion,
+    code: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    retry_after: Option<u64>,
+) -> Result<DownstreamStatus, CallError> {
+    successful_body(code, headers, body, retry_after)?;
     let json = |e| CallError::Decode(DecodeError::Json(Arc::new(e)));
     refuse_array(body, "a SubjectAccessReview object").map_err(json)?;
     let answer: ReviewAnswer<'_> = serde_json::from_slice(body).map_err(json)?;
@@ -433,18 +445,7 @@ fn decode_conditions(
     retry_after: Option<u64>,
 ) -> Result<ConditionsAnswer, CallError> {
     // The same client and the same media-type rules as for a SubjectAccessReview (`decode`).
-    let media = media_type(code, headers)?;
-    if !(200..=206).contains(&code) {
-        let is_text =
-            headers.get(CONTENT_TYPE).is_none_or(|v| v.is_empty()) || media.starts_with("text/");
-        return Err(status_error(code, is_text, true, body, retry_after));
-    }
-    if body.is_empty() {
-        return Err(CallError::Decode(DecodeError::Empty {
-            code,
-            content_type: media,
-        }));
-    }
+    successful_body(code, headers, body, retry_after)?;
     let json = |e| CallError::Decode(DecodeError::Json(Arc::new(e)));
     refuse_array(body, "an AuthorizationConditionsReview object").map_err(json)?;
     let answer: ConditionsEnvelope = serde_json::from_slice(body).map_err(json)?;

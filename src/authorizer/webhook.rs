@@ -218,17 +218,6 @@ impl Core {
         self.client.version() == ApiVersion::V1 && input.review.supports_conditions()
     }
 
-    /// A fresh cached verdict for `input`, if any; counts the hit. (The cache-hit fast path.)
-    pub fn lookup_fresh(&self, input: &Input) -> Option<Verdict> {
-        let (key, _) = Self::key(input);
-        let entry = self.cache.get(&key)?;
-        if !entry.is_fresh(std::time::Instant::now()) {
-            return None;
-        }
-        self.metrics.record_cache("hit");
-        verdict(&entry.status, false, self.asks_conditions(input)).ok()
-    }
-
     /// Benchmarks and tests only: stores `status` as the downstream's answer to `input`, as a
     /// successful call would.
     #[doc(hidden)]
@@ -240,13 +229,14 @@ impl Core {
     }
 
     async fn judge(&self, input: &Input, deadline: Deadline) -> Result<Verdict, AuthorizerError> {
-        let (key, cacheable) = Self::key(input);
         let asked = self.asks_conditions(input);
-        let use_cache = cacheable && self.cache.is_enabled();
-        let cached = if use_cache {
-            self.cache.get(&key)
-        } else {
-            None
+        let single_flight = self.settings().single_flight;
+        let use_cache = self.cache.is_enabled() && is_cacheable(input.review.spec());
+        // The key (a digest of the spec) only when the cache or single flight needs it.
+        let key = (use_cache || single_flight).then(|| Self::key(input).0);
+        let cached = match (&key, use_cache) {
+            (Some(key), true) => self.cache.get(key),
+            _ => None,
         };
         if let Some(e) = &cached
             && e.is_fresh(std::time::Instant::now())
@@ -257,7 +247,7 @@ impl Core {
         let call = async {
             let outcome = self.call(input, deadline).await;
             if let Ok(status) = &outcome
-                && use_cache
+                && let Some(key) = key.as_ref().filter(|_| use_cache)
             {
                 self.cache.store(
                     key.clone(),
@@ -268,10 +258,9 @@ impl Core {
             }
             outcome
         };
-        let (outcome, role) = if self.settings().single_flight {
-            self.flights.run(key.clone(), call).await
-        } else {
-            (call.await, Role::Leader)
+        let (outcome, role) = match key.as_ref().filter(|_| single_flight) {
+            Some(key) => self.flights.run(key.clone(), call).await,
+            None => (call.await, Role::Leader),
         };
         let name = self.name.as_str();
         match outcome {

@@ -1,6 +1,7 @@
 //! The validated configuration: what a chain is built from. Holding a [`Config`] means every
 //! upstream and warrant rule has been checked.
 
+pub mod buffer;
 pub mod conditions;
 pub mod guard;
 mod mode;

@@ -3,6 +3,7 @@
 //! optional here so that validation, not decoding, reports what is missing, with upstream's
 //! messages; unknown fields are decoding errors. Values carry their YAML location.
 
+pub mod buffer;
 pub mod guard;
 
 use serde::Deserialize;

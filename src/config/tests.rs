@@ -367,3 +367,44 @@ fn issue_15_11_an_allow_rule_without_a_verb_is_valid_with_a_warning() {
     );
     assert!(warnings("Deny", "'dev' in request.groups").is_empty());
 }
+
+/// Issue 12: `buffer:` takes its defaults when written empty, and reports each bad field at
+/// its path.
+#[test]
+fn issue_12_buffer_block_defaults_and_errors() {
+    let guard = |buffer: &str| {
+        format!(
+            "{WARRANT}authorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n    protectionLabel: warrant.dev/protection\n    buffer:\n{buffer}"
+        )
+    };
+    let loaded = super::parse("b.yaml", guard("      {}\n").as_bytes()).unwrap();
+    let super::AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("not a guard");
+    };
+    let b = spec.buffer.as_ref().expect("buffer block");
+    assert_eq!(b.finalizer, "warrant.dev/deletion-cooldown");
+    assert_eq!(b.finalize_at, model::guard::Level::High);
+    assert_eq!(b.cooldown, std::time::Duration::from_secs(600));
+    assert_eq!(b.max_hold, std::time::Duration::from_secs(86_400));
+    assert!(!b.require_confirmation);
+    assert!(b.covers("apps", "statefulsets") && !b.covers("", "pods"));
+    let errs = errors(&guard(
+        "      finalizer: cooldown\n      finalizeAt: huge\n      resources: [{group: apps, resource: '*'}]\n      cooldown: 2h\n      maxHold: 1h\n      notify:\n      - url: http://example.com/hook\n        attempts: 0\n",
+    ));
+    for want in [
+        "c.yaml:9: authorizers[0].guard.buffer.finalizer: Invalid value: \"cooldown\": must have a domain prefix (example.com/name)",
+        "c.yaml:10: authorizers[0].guard.buffer.finalizeAt: Unsupported value: \"huge\": supported values: \"critical\", \"high\", \"standard\"",
+        "c.yaml:13: authorizers[0].guard.buffer.maxHold: Invalid value: \"3600s\": must be at least the cooldown (7200s)",
+    ] {
+        assert_has(&errs, want);
+    }
+    let joined = errs.join("\n");
+    for path in [
+        "buffer.resources[0]",
+        "buffer.maxHold",
+        "notify[0].url",
+        "notify[0].attempts",
+    ] {
+        assert!(joined.contains(path), "missing {path} in\n{joined}");
+    }
+}

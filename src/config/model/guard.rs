@@ -268,6 +268,8 @@ pub struct GuardSpec {
     pub objects: ObjectProtection,
     /// Where rate-limit tokens are spent.
     pub rate_limit_stage: RateLimitStage,
+    /// The buffer ring, when configured.
+    pub buffer: Option<super::buffer::BufferSettings>,
 }
 
 /// Namespaces excluded by default: the control plane's.

@@ -75,6 +75,9 @@ pub struct GuardFile {
     /// Where rate-limit tokens are spent: `Authorization` (default) or `Admission`.
     #[serde(default)]
     pub rate_limit_stage: Option<Spanned<String>>,
+    /// The buffer ring: warrant's finalizer and the cool-down of CRITICAL deletions.
+    #[serde(default)]
+    pub buffer: Option<Spanned<super::buffer::BufferFile>>,
 }
 
 /// A group/resource.

@@ -15,6 +15,7 @@ use chrono::{DateTime, NaiveTime, Utc, Weekday};
 use chrono_tz::Tz;
 use std::path::Path;
 
+mod buffer;
 mod objects;
 
 /// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
@@ -54,6 +55,7 @@ pub(super) fn check(
     let weights = objects::weights(c, &p, f.risk_weights.as_ref());
     let object_protection = objects::protection(c, &p, f);
     let rate_limit_stage = objects::rate_limit_stage(c, &p, f);
+    let buffer = buffer::check(c, &p, f.buffer.as_ref());
     if namespaces.is_empty()
         && resources.is_empty()
         && f.rate_limits.is_empty()
@@ -86,6 +88,7 @@ pub(super) fn check(
         weights,
         objects: object_protection,
         rate_limit_stage,
+        buffer,
     })
 }
 

@@ -109,7 +109,7 @@ pub(super) fn weights(c: &mut Checker, p: &str, w: Option<&At<RiskWeightsFile>>)
 /// A label or annotation key: an optional DNS-1123 subdomain prefix (at most 253 characters)
 /// and `/`, then a name of at most 63 characters of alphanumerics, `-`, `_` and `.`, beginning
 /// and ending with an alphanumeric.
-fn qualified_name(key: &str) -> Result<(), &'static str> {
+pub(super) fn qualified_name(key: &str) -> Result<(), &'static str> {
     let (prefix, name) = match key.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),

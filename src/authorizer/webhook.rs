@@ -38,7 +38,7 @@ use crate::review::{
     ApiVersion, AuthorizationOptions, ConditionsAwareDecision, canonical_spec_json, encode_request,
 };
 use bytes::Bytes;
-use cache::{CacheBytes, CachePolicy, VerdictCache, is_cacheable};
+use cache::{CacheBytes, CachePolicy, VerdictCache, VerdictKey, is_cacheable};
 use client::{AttemptDeadline, Client, ClientError, DownstreamStatus};
 use error::WebhookError;
 use flight::{Flights, Role};
@@ -203,14 +203,12 @@ impl Core {
     /// many times the cache's bound). The key holds the authorization options whatever version
     /// the downstream speaks (upstream keys on the v1 spec before converting it), so an
     /// opted-in review and one that did not opt in never share an entry.
-    pub fn key(input: &Input) -> (Arc<str>, bool) {
-        use base64::Engine;
+    pub fn key(input: &Input) -> (VerdictKey, bool) {
         use sha2::{Digest, Sha256};
         let spec = input.review.spec();
         let options = Self::options(input);
         let digest = Sha256::digest(canonical_spec_json(spec, options.as_ref()).as_bytes());
-        let key = base64::engine::general_purpose::STANDARD_NO_PAD.encode(digest);
-        (key.into(), is_cacheable(spec))
+        (VerdictKey(digest.into()), is_cacheable(spec))
     }
 
     /// Whether the review sent downstream for `input` asks for conditions (v1 only).
@@ -249,17 +247,13 @@ impl Core {
             if let Ok(status) = &outcome
                 && let Some(key) = key.as_ref().filter(|_| use_cache)
             {
-                self.cache.store(
-                    key.clone(),
-                    status.clone(),
-                    std::time::Instant::now(),
-                    asked,
-                );
+                self.cache
+                    .store(*key, status.clone(), std::time::Instant::now(), asked);
             }
             outcome
         };
         let (outcome, role) = match key.as_ref().filter(|_| single_flight) {
-            Some(key) => self.flights.run(key.clone(), call).await,
+            Some(key) => self.flights.run(*key, call).await,
             None => (call.await, Role::Leader),
         };
         let name = self.name.as_str();

@@ -29,6 +29,19 @@ pub const DEFAULT_MAX_BYTES: u64 = 32 << 20;
 /// moka's node, deque and timer-wheel bookkeeping (measured at about 300 bytes; rounded up).
 pub const ENTRY_OVERHEAD: usize = 512;
 
+/// A cache key: the SHA-256 of the canonical spec and options (see `Webhook::key`). Kept as
+/// the 32 bytes themselves, not as text: an entry is smaller and the key is `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VerdictKey(pub [u8; 32]);
+
+impl std::fmt::Display for VerdictKey {
+    /// Base64 without padding, for logs and tests.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use base64::Engine;
+        f.write_str(&base64::engine::general_purpose::STANDARD_NO_PAD.encode(self.0))
+    }
+}
+
 /// The most bytes one webhook's verdict cache holds (`--webhook-cache-max-bytes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheBytes(pub u64);
@@ -67,10 +80,10 @@ impl CachedStatus {
 
 struct Lifetime;
 
-impl moka::Expiry<Arc<str>, CachedStatus> for Lifetime {
+impl moka::Expiry<VerdictKey, CachedStatus> for Lifetime {
     fn expire_after_create(
         &self,
-        _key: &Arc<str>,
+        _key: &VerdictKey,
         value: &CachedStatus,
         created_at: Instant,
     ) -> Option<Duration> {
@@ -79,7 +92,7 @@ impl moka::Expiry<Arc<str>, CachedStatus> for Lifetime {
 
     fn expire_after_update(
         &self,
-        key: &Arc<str>,
+        key: &VerdictKey,
         value: &CachedStatus,
         updated_at: Instant,
         _duration_until_expiry: Option<Duration>,
@@ -108,7 +121,7 @@ impl CachePolicy {
 
 /// The verdict cache.
 pub struct VerdictCache {
-    entries: moka::sync::Cache<Arc<str>, CachedStatus>,
+    entries: moka::sync::Cache<VerdictKey, CachedStatus>,
     policy: CachePolicy,
 }
 
@@ -122,9 +135,9 @@ impl std::fmt::Debug for VerdictCache {
 }
 
 /// An entry's weight under `bound`: its bytes, and at least a [`MAX_ENTRIES`]th of the bound.
-fn weight(bound: CacheBytes, key: &str, value: &CachedStatus) -> u32 {
+fn weight(bound: CacheBytes, key: &VerdictKey, value: &CachedStatus) -> u32 {
     let answer = value.status.reason.len().max(value.status.body_bytes);
-    let bytes = key.len() + answer + ENTRY_OVERHEAD;
+    let bytes = key.0.len() + answer + ENTRY_OVERHEAD;
     let floor = usize::try_from(bound.0 / MAX_ENTRIES).unwrap_or(usize::MAX);
     u32::try_from(bytes.max(floor)).unwrap_or(u32::MAX)
 }
@@ -135,7 +148,7 @@ impl VerdictCache {
         Self {
             entries: moka::sync::Cache::builder()
                 .max_capacity(bound.0)
-                .weigher(move |k: &Arc<str>, v: &CachedStatus| weight(bound, k, v))
+                .weigher(move |k: &VerdictKey, v: &CachedStatus| weight(bound, k, v))
                 // Upstream's cache is an LRU (`cache.NewLRUExpireCache(8192)` in webhook.go): a new answer is
                 // always kept and the least recently used one goes. moka's default TinyLFU
                 // could refuse a new answer in a flood of unique reviews.
@@ -152,7 +165,7 @@ impl VerdictCache {
     }
 
     /// The entry under `key`, fresh or (within staleIfError) expired.
-    pub fn get(&self, key: &str) -> Option<CachedStatus> {
+    pub fn get(&self, key: &VerdictKey) -> Option<CachedStatus> {
         self.entries.get(key)
     }
 
@@ -160,7 +173,7 @@ impl VerdictCache {
     /// sent downstream opted in to conditions (then a conditional answer counts as authorized).
     pub fn store(
         &self,
-        key: Arc<str>,
+        key: VerdictKey,
         status: Arc<DownstreamStatus>,
         now: Instant,
         asked_conditions: bool,
@@ -222,6 +235,12 @@ mod tests {
     use super::*;
     use k8s_openapi::api::authorization::v1::ResourceAttributes;
 
+    /// A key for a test name, as `Webhook::key` makes them (a SHA-256).
+    fn k(name: &str) -> VerdictKey {
+        use sha2::{Digest, Sha256};
+        VerdictKey(Sha256::digest(name.as_bytes()).into())
+    }
+
     fn status(allowed: bool) -> Arc<DownstreamStatus> {
         Arc::new(DownstreamStatus {
             allowed,
@@ -238,10 +257,10 @@ mod tests {
         };
         let c = VerdictCache::new(policy, CacheBytes::default());
         let now = Instant::now();
-        c.store("a".into(), status(true), now, false);
-        c.store("d".into(), status(false), now, false);
-        assert!(c.get("d").is_none(), "unauthorized caching is off");
-        let e = c.get("a").unwrap();
+        c.store(k("a"), status(true), now, false);
+        c.store(k("d"), status(false), now, false);
+        assert!(c.get(&k("d")).is_none(), "unauthorized caching is off");
+        let e = c.get(&k("a")).unwrap();
         assert!(e.is_fresh(now));
         assert!(!e.is_fresh(now + Duration::from_secs(301)));
         assert!(e.may_serve_stale(now + Duration::from_secs(301)));
@@ -253,7 +272,7 @@ mod tests {
         let c = VerdictCache::new(always(), CacheBytes::default());
         let now = Instant::now();
         for i in 0..(MAX_ENTRIES + 2000) {
-            c.store(format!("key-{i}").into(), status(true), now, false);
+            c.store(k(&format!("key-{i}")), status(true), now, false);
         }
         assert!(c.len() <= MAX_ENTRIES, "{}", c.len());
     }
@@ -266,15 +285,19 @@ mod tests {
         }
     }
 
-    /// Large keys are bounded by bytes, not by the entry count: 1 MiB holds at most 64 entries
-    /// of 16 KiB.
+    /// Large answers are bounded by bytes, not by the entry count: 1 MiB holds at most 64
+    /// entries of 16 KiB.
     #[test]
     fn large_entries_are_bounded_by_weight() {
         let c = VerdictCache::new(always(), CacheBytes(1 << 20));
         let now = Instant::now();
-        let big = "x".repeat(16 << 10);
+        let big = Arc::new(DownstreamStatus {
+            allowed: true,
+            body_bytes: 16 << 10,
+            ..Default::default()
+        });
         for i in 0..1000 {
-            c.store(format!("{i}{big}").into(), status(true), now, false);
+            c.store(k(&i.to_string()), big.clone(), now, false);
         }
         assert!(c.len() <= 64, "{}", c.len());
         assert!(c.len() >= 32, "{}", c.len());
@@ -292,17 +315,17 @@ mod tests {
             CacheBytes::default(),
         );
         let conditional = Arc::new(DownstreamStatus {
-            conditional_decision: Some(crate::review::ConditionsAwareDecision::conditions(
-                Default::default(),
+            conditional_decision: Some(Box::new(
+                crate::review::ConditionsAwareDecision::conditions(Default::default()),
             )),
             ..Default::default()
         });
         let now = Instant::now();
-        c.store("asked".into(), conditional.clone(), now, true);
-        c.store("unasked".into(), conditional, now, false);
-        assert!(c.get("asked").is_some());
+        c.store(k("asked"), conditional.clone(), now, true);
+        c.store(k("unasked"), conditional, now, false);
+        assert!(c.get(&k("asked")).is_some());
         assert!(
-            c.get("unasked").is_none(),
+            c.get(&k("unasked")).is_none(),
             "unrequested: unauthorizedTTL (off)"
         );
     }

@@ -39,8 +39,9 @@ pub struct DownstreamStatus {
     pub reason: String,
     /// `status.evaluationError`.
     pub evaluation_error: String,
-    /// `status.conditionalDecision` (KEP-5681), as sent.
-    pub conditional_decision: Option<ConditionsAwareDecision>,
+    /// `status.conditionalDecision` (KEP-5681), as sent; boxed, as most answers have none and
+    /// the decision is large (a cached verdict holds this struct).
+    pub conditional_decision: Option<Box<ConditionsAwareDecision>>,
     /// The size of the answer's body, what a cache entry of it weighs.
     pub body_bytes: usize,
 }
@@ -431,7 +432,10 @@ fn decode(
         reason: s.reason,
         evaluation_error: s.evaluation_error,
         // v1beta1 has no such field (upstream's conversion leaves it nil).
-        conditional_decision: s.conditional_decision.filter(|_| version == ApiVersion::V1),
+        conditional_decision: s
+            .conditional_decision
+            .filter(|_| version == ApiVersion::V1)
+            .map(Box::new),
         body_bytes: body.len(),
     })
 }

@@ -37,7 +37,7 @@ const FAILED_CLOSED: &str = "failed closed";
 /// mapping then applies, as upstream checks those first. `asked`: the review sent downstream
 /// opted in to conditions.
 pub fn verdict(s: &DownstreamStatus, asked: bool) -> Option<Result<Verdict, WebhookError>> {
-    let d = s.conditional_decision.as_ref()?;
+    let d = s.conditional_decision.as_deref()?;
     if s.allowed && s.denied {
         return None;
     }
@@ -205,7 +205,7 @@ mod tests {
 
     fn status(d: ConditionsAwareDecision) -> DownstreamStatus {
         DownstreamStatus {
-            conditional_decision: Some(d),
+            conditional_decision: Some(Box::new(d)),
             ..Default::default()
         }
     }

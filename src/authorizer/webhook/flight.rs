@@ -3,6 +3,7 @@
 //! and get its outcome. If the leader is dropped (its review was cancelled), a waiter takes over,
 //! as `tokio::sync::OnceCell` hands initialisation to the next waiter.
 
+use super::cache::VerdictKey;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -20,7 +21,7 @@ pub enum Role {
 /// The calls in flight, by key.
 #[derive(Debug)]
 pub struct Flights<T> {
-    in_flight: Mutex<HashMap<Arc<str>, Arc<OnceCell<T>>>>,
+    in_flight: Mutex<HashMap<VerdictKey, Arc<OnceCell<T>>>>,
 }
 
 impl<T> Default for Flights<T> {
@@ -34,7 +35,7 @@ impl<T> Default for Flights<T> {
 /// Removes a finished (or abandoned) flight from the map, if it is still the current one.
 struct Landing<'a, T> {
     flights: &'a Flights<T>,
-    key: &'a Arc<str>,
+    key: &'a VerdictKey,
     cell: &'a Arc<OnceCell<T>>,
 }
 
@@ -54,13 +55,13 @@ impl<T> Drop for Landing<'_, T> {
 impl<T: Clone> Flights<T> {
     /// Runs `call` for `key` unless an identical call is in flight, in which case its outcome is
     /// shared.
-    pub async fn run<F>(&self, key: Arc<str>, call: F) -> (T, Role)
+    pub async fn run<F>(&self, key: VerdictKey, call: F) -> (T, Role)
     where
         F: Future<Output = T>,
     {
         let cell = {
             let mut map = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-            map.entry(key.clone())
+            map.entry(key)
                 .or_insert_with(|| Arc::new(OnceCell::new()))
                 .clone()
         };
@@ -108,7 +109,7 @@ mod tests {
         for _ in 0..100 {
             let (f, c) = (flights.clone(), calls.clone());
             tasks.push(tokio::spawn(async move {
-                f.run("k".into(), async {
+                f.run(VerdictKey([7; 32]), async {
                     c.fetch_add(1, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     7
@@ -130,12 +131,14 @@ mod tests {
     async fn a_dropped_leader_hands_over() {
         let flights = Arc::new(Flights::<u32>::default());
         let f = flights.clone();
-        let leader =
-            tokio::spawn(async move { f.run("k".into(), std::future::pending::<u32>()).await });
+        let leader = tokio::spawn(async move {
+            f.run(VerdictKey([7; 32]), std::future::pending::<u32>())
+                .await
+        });
         tokio::time::sleep(Duration::from_millis(20)).await;
         leader.abort();
         let _ = leader.await;
-        let (v, role) = flights.run("k".into(), async { 3 }).await;
+        let (v, role) = flights.run(VerdictKey([7; 32]), async { 3 }).await;
         assert_eq!((v, role), (3, Role::Leader));
         assert!(flights.is_empty());
     }

@@ -7,7 +7,10 @@
 // kube-apiserver "shipped" gets authz-config/apiserver-authorization-config.yaml with only the
 // kubeconfig path substituted; kube-apiserver "scenarios" gets
 // testdata/scenarios-authorization-config.yaml (same substitution). Both reach warrant over mTLS
-// through kubeconfigs/apiserver-to-warrant.yaml with its placeholders filled in.
+// with a shipped kubeconfig template, its placeholders filled in: "scenarios" through
+// kubeconfigs/apiserver-to-warrant.yaml, "shipped" through
+// kubeconfigs/apiserver-to-warrant-service.yaml (as it would reach the cluster service, by
+// address with tls-server-name warrant.warrant-system.svc).
 //
 // The validation ring (ring_harness_test.go): kube-apiserver "scenarios" also writes its own
 // audit log (testdata/scenarios-audit-policy.yaml) and presents the client certificate to
@@ -181,7 +184,9 @@ func (p *pki) leaf(dir, name, cn string, usage x509.ExtKeyUsage) (string, string
 	}
 	if usage == x509.ExtKeyUsageServerAuth {
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
-		tmpl.DNSNames = []string{"localhost"}
+		// The Service's name too: the "shipped" API server reaches warrant through
+		// kubeconfigs/apiserver-to-warrant-service.yaml, whose tls-server-name it is.
+		tmpl.DNSNames = []string{"localhost", "warrant.warrant-system.svc"}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
 	if err != nil {
@@ -461,6 +466,21 @@ func (e *env) setup() error {
 	if err := os.WriteFile(kcFile, []byte(kc), 0o600); err != nil {
 		return err
 	}
+	// The "shipped" API server reaches warrant as it would reach the cluster service: the
+	// shipped template for it, the Service's ClusterIP:443 replaced by warrant's loopback
+	// address, its certificate verified for the Service's name (tls-server-name).
+	svcTmpl, err := os.ReadFile(filepath.Join(repoRoot, "kubeconfigs", "apiserver-to-warrant-service.yaml"))
+	if err != nil {
+		return err
+	}
+	svcKc := strings.NewReplacer(
+		"WARRANT_SERVICE_IP:443", fmt.Sprintf("127.0.0.1:%d", wPort),
+		"WARRANT_CA_FILE", caFile, "CLIENT_CERT_FILE", cCrt, "CLIENT_KEY_FILE", cKey,
+	).Replace(string(svcTmpl))
+	svcKcFile := filepath.Join(e.dir, "apiserver-to-warrant-service.yaml")
+	if err := os.WriteFile(svcKcFile, []byte(svcKc), 0o600); err != nil {
+		return err
+	}
 
 	// The scenario API server's audit log and admission webhook client (ring_harness_test.go).
 	ringArgs, err := e.prepareRing(caFile, cCrt, cKey, wCrt, wKey)
@@ -482,18 +502,18 @@ func (e *env) setup() error {
 		}
 	}
 	for _, spec := range []struct {
-		name, src string
-		dst       **apiserver
+		name, src, kubeconfig string
+		dst                   **apiserver
 	}{
-		{"shipped", filepath.Join(repoRoot, "authz-config", "apiserver-authorization-config.yaml"), &e.shipped},
-		{"scenarios", filepath.Join(repoRoot, "tests", "apiserver", "testdata", "scenarios-authorization-config.yaml"), &e.scenarios},
+		{"shipped", filepath.Join(repoRoot, "authz-config", "apiserver-authorization-config.yaml"), svcKcFile, &e.shipped},
+		{"scenarios", filepath.Join(repoRoot, "tests", "apiserver", "testdata", "scenarios-authorization-config.yaml"), kcFile, &e.scenarios},
 	} {
 		src, err := os.ReadFile(spec.src)
 		if err != nil {
 			return err
 		}
 		authz := filepath.Join(e.dir, spec.name+"-authorization-config.yaml")
-		if err := os.WriteFile(authz, []byte(strings.ReplaceAll(string(src), "WARRANT_KUBECONFIG", kcFile)), 0o600); err != nil {
+		if err := os.WriteFile(authz, []byte(strings.ReplaceAll(string(src), "WARRANT_KUBECONFIG", spec.kubeconfig)), 0o600); err != nil {
 			return err
 		}
 		port, _ := freePort()

@@ -36,6 +36,7 @@ pub mod cluster;
 pub mod config;
 pub mod decision;
 pub mod file_watch;
+pub mod leader;
 pub mod names;
 pub mod object;
 pub mod reload;

@@ -178,6 +178,7 @@ mod tests {
             },
             count: 2,
             period: Duration::from_secs(3600),
+            scope: Default::default(),
         };
         let now = DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
             .unwrap()

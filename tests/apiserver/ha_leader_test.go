@@ -25,6 +25,9 @@ func getLease(t *testing.T, name string) *coordv1.Lease {
 }
 
 func TestLeaderElectionFailover(t *testing.T) {
+	// The authorization ring answers NoOpinion to warrant's service account here, so RBAC
+	// (deploy/warrant.yaml's Role) alone decides what the replicas may do with Leases.
+	setRing(t, "Enforce")
 	lease := fmt.Sprintf("ha-leader-%d", time.Now().UnixNano()%1_000_000)
 	cfg := writeConfig(t, "ha-leader", cfgAlwaysDeny)
 	a := startReplica(t, "ha-a", cfg, lease)

@@ -54,11 +54,7 @@ pub(super) fn rate_limit_stage(c: &mut Checker, p: &str, f: &GuardFile) -> RateL
 }
 
 /// `rateLimits[].scope`: `Replica` (default) or `Cluster`.
-pub(super) fn rate_limit_scope(
-    c: &mut Checker,
-    rp: &str,
-    r: &RateLimitFile,
-) -> RateLimitScope {
+pub(super) fn rate_limit_scope(c: &mut Checker, rp: &str, r: &RateLimitFile) -> RateLimitScope {
     match r.scope.as_ref().map(|s| (s.value.as_str(), line(s))) {
         None | Some(("Replica", _)) => RateLimitScope::Replica,
         Some(("Cluster", _)) => RateLimitScope::Cluster,

@@ -174,6 +174,14 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .start(cluster_source.as_ref(), leader_metrics, stop_rx)
         .await?;
     let mut live = LiveChain::default().with_webhook_cache_bytes(args.webhook_cache_max_bytes);
+    // `scope: Cluster` rate limits keep their buckets as Leases in warrant's namespace.
+    if let Some(source) = &cluster_source {
+        let client = source.client().await.map_err(|e| e.to_string())?;
+        let namespace = &args.leader.leader_elect_resource_namespace;
+        live = live.with_cluster_buckets(Arc::new(cluster::buckets::LeaseBuckets::new(
+            client, namespace,
+        )));
+    }
     if !args.replay_on_reload.is_empty() {
         crate::replay::input::Reader::new(&args.replay_on_reload)
             .map_err(|e| format!("--replay-on-reload {e}"))?;

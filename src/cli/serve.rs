@@ -108,7 +108,7 @@ pub struct ServeArgs {
     pub kubeconfig: Option<PathBuf>,
     /// Leader election (`--leader-elect*`).
     #[command(flatten)]
-    pub leader: super::leader_elect::LeaderElectArgs,
+    pub leader: Box<super::leader_elect::LeaderElectArgs>,
 }
 
 fn duration_flag(name: &str, value: &str) -> Result<Duration, String> {

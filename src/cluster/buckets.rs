@@ -138,7 +138,10 @@ pub fn lease_name(key: &BucketKey) -> String {
 
 fn new_lease(key: &BucketKey, name: &str) -> Lease {
     let labels = BTreeMap::from([
-        ("app.kubernetes.io/managed-by".to_owned(), "warrant".to_owned()),
+        (
+            "app.kubernetes.io/managed-by".to_owned(),
+            "warrant".to_owned(),
+        ),
         ("warrant.dev/rate-limit".to_owned(), "bucket".to_owned()),
     ]);
     let annotations = BTreeMap::from([(USER_ANNOTATION.to_owned(), key.user.clone())]);
@@ -158,7 +161,9 @@ fn with_level(mut lease: Lease, level: BucketLevel) -> Lease {
     annotations.insert(TOKENS_ANNOTATION.to_owned(), format!("{:.6}", level.tokens));
     annotations.insert(
         AT_ANNOTATION.to_owned(),
-        level.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        level
+            .at
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
     );
     lease
 }
@@ -179,17 +184,26 @@ fn decode(name: &str, lease: &Lease) -> Result<BucketLevel, BucketError> {
         .parse()
         .ok()
         .filter(|t: &f64| t.is_finite() && *t >= 0.0)
-        .ok_or_else(|| corrupt(format!("{TOKENS_ANNOTATION}: {tokens:?} is not a token count")))?;
+        .ok_or_else(|| {
+            corrupt(format!(
+                "{TOKENS_ANNOTATION}: {tokens:?} is not a token count"
+            ))
+        })?;
     let at = DateTime::parse_from_rfc3339(at)
         .map_err(|e| corrupt(format!("{AT_ANNOTATION}: {at:?}: {e}")))?
         .with_timezone(&Utc);
     Ok(BucketLevel { tokens, at })
 }
 
+/// The API server's own message when it answered (not the whole Status), else the error.
 fn api_error(name: &str, e: &kube::Error) -> BucketError {
+    let message = match e {
+        kube::Error::Api(s) => format!("{} ({})", s.message, s.code),
+        other => other.to_string(),
+    };
     BucketError::Api {
         name: name.to_owned(),
-        message: e.to_string(),
+        message,
     }
 }
 
@@ -220,7 +234,10 @@ mod tests {
     fn names_are_valid_and_distinct() {
         let a = lease_name(&key("system:serviceaccount:x:y", 3));
         assert!(a.starts_with("warrant-rl-") && a.len() == 51);
-        assert!(a.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'));
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        );
         assert_ne!(a, lease_name(&key("alice", 3)));
         assert_ne!(a, lease_name(&key("system:serviceaccount:x:y", 4)));
     }
@@ -246,6 +263,9 @@ mod tests {
             .as_mut()
             .unwrap()
             .insert(TOKENS_ANNOTATION.into(), "NaN".into());
-        assert!(matches!(decode("n", &bad), Err(BucketError::Corrupt { .. })));
+        assert!(matches!(
+            decode("n", &bad),
+            Err(BucketError::Corrupt { .. })
+        ));
     }
 }

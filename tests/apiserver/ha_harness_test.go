@@ -35,7 +35,7 @@ type replica struct {
 
 // startReplica starts a replica on config file cfg, electing on Lease warrant-system/lease, and
 // waits until it is ready (config loaded and, with a DeletionGuard, its cache synced).
-func startReplica(t *testing.T, name, cfg, lease string) *replica {
+func startReplica(t *testing.T, name, cfg, lease string, extra ...string) *replica {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -54,6 +54,7 @@ func startReplica(t *testing.T, name, cfg, lease string) *replica {
 		"--leader-elect-lease-duration", haLeaseF, "--leader-elect-renew-deadline", haRenewF,
 		"--leader-elect-retry-period", haRetryF,
 	}
+	args = append(args, extra...)
 	if r.proc, err = startProc(E.dir, name, E.warrantBin, args...); err != nil {
 		t.Fatal(err)
 	}

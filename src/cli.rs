@@ -5,6 +5,7 @@ pub mod check;
 pub mod check_conditions;
 mod config_source;
 mod exit_status;
+pub mod leader_elect;
 pub mod object_input;
 pub mod replay;
 pub mod serve;

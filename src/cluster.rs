@@ -6,6 +6,7 @@
 //! strings, an owner-UID -> children index); [`watch`] feeds it from `kube::runtime`
 //! watchers; [`open`] starts them only once the chain needs the cluster.
 
+pub mod buckets;
 pub mod cache;
 pub mod connect;
 pub mod counters;

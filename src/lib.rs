@@ -19,7 +19,8 @@
 //!    series from at build, and one module per type (`Policy`, `webhook`, `deletion_guard`,
 //!    `AlwaysAllow`/`AlwaysDeny`);
 //! 5. [`telemetry`] (registry, audit records, logging: records and never decides),
-//!    [`reload`] (the live chain, its atomic swap and reload gate), [`replay`] (recorded
+//!    [`reload`] (the live chain, its atomic swap and reload gate), [`leader`] (leader election
+//!    on a Lease), [`replay`] (recorded
 //!    traffic judged again by a candidate chain) and [`cluster`] (the `kube` client, the
 //!    metadata cache of watches behind `object::ClusterView`, and its file-backed twin);
 //! 6. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
@@ -36,6 +37,7 @@ pub mod cluster;
 pub mod config;
 pub mod decision;
 pub mod file_watch;
+pub mod leader;
 pub mod names;
 pub mod object;
 pub mod reload;

@@ -69,6 +69,7 @@ pub struct LiveChain {
     webhook_backoff: Backoff,
     webhook_cache: CacheBytes,
     gate: Option<Box<dyn ReloadGate>>,
+    cluster_buckets: Option<Arc<dyn crate::authorizer::deletion_guard::ClusterBuckets>>,
 }
 
 impl LiveChain {
@@ -81,6 +82,7 @@ impl LiveChain {
             webhook_backoff: Backoff { base },
             webhook_cache: CacheBytes::default(),
             gate: None,
+            cluster_buckets: None,
         }
     }
 
@@ -88,6 +90,15 @@ impl LiveChain {
     /// (`--webhook-cache-max-bytes`).
     pub fn with_webhook_cache_bytes(mut self, bytes: u64) -> Self {
         self.webhook_cache = CacheBytes(bytes);
+        self
+    }
+
+    /// The same cell keeping the buckets of `scope: Cluster` rate limits in `store`.
+    pub fn with_cluster_buckets(
+        mut self,
+        store: Arc<dyn crate::authorizer::deletion_guard::ClusterBuckets>,
+    ) -> Self {
+        self.cluster_buckets = Some(store);
         self
     }
 
@@ -130,6 +141,7 @@ impl LiveChain {
             webhook_backoff: self.webhook_backoff,
             webhook_cache: self.webhook_cache,
             previous: previous.as_ref().map(|a| &a.chain),
+            cluster_buckets: self.cluster_buckets.clone(),
         };
         match Chain::build_in(&loaded.config, &ctx) {
             Ok(chain) => {

@@ -22,6 +22,7 @@ use crate::names::{AuthorizerName, Code, RuleName};
 use crate::review::{ConditionsAwareDecision, ConditionsReview, DecisionType};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -57,6 +58,8 @@ pub struct BuildContext<'a> {
     pub webhook_cache: CacheBytes,
     /// The chain being replaced, if any.
     pub previous: Option<&'a Chain>,
+    /// Where `scope: Cluster` rate limits keep their buckets (none without a cluster).
+    pub cluster_buckets: Option<Arc<dyn super::deletion_guard::ClusterBuckets>>,
 }
 
 /// One configured authorizer in the chain.
@@ -259,6 +262,12 @@ impl Chain {
                         previous,
                         g,
                         a.failure_policy,
+                        ctx.cluster_buckets.clone().map(|store| {
+                            super::deletion_guard::SharedBuckets {
+                                guard: a.name.to_string(),
+                                store,
+                            }
+                        }),
                     );
                     guards.insert(a.name.clone(), shared.clone());
                     let mut guard =

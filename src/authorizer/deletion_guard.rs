@@ -19,6 +19,7 @@
 
 mod assessment;
 mod case;
+pub mod cluster_buckets;
 mod conclusion;
 mod conditional;
 mod error;
@@ -35,10 +36,11 @@ mod windows;
 
 pub use crate::config::model::guard::{GuardSpec, Level, Mode};
 pub use assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
+pub use cluster_buckets::{BucketError, BucketKey, BucketLevel, ClusterBuckets};
 pub use error::GuardError;
 pub use pipeline::DeletionGuard;
 pub use scope::Target;
-pub use state::{GuardShared, GuardStates};
+pub use state::{GuardShared, GuardStates, SharedBuckets};
 
 #[cfg(test)]
 mod tests;

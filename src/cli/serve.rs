@@ -106,6 +106,9 @@ pub struct ServeArgs {
     /// KUBERNETES_SERVICE_HOST is set). Opened only once the chain has a DeletionGuard.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
+    /// Leader election (`--leader-elect*`).
+    #[command(flatten)]
+    pub leader: Box<super::leader_elect::LeaderElectArgs>,
 }
 
 fn duration_flag(name: &str, value: &str) -> Result<Duration, String> {
@@ -156,11 +159,29 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let cache = cluster_source
         .as_ref()
         .map(|_| Arc::new(cluster::Cache::new(cluster::CacheOptions::default())));
-    let metrics = Arc::new(match &cache {
-        Some(cache) => Metrics::with_extra(|r| cluster::metrics::register(cache, r)),
-        None => Metrics::new(),
-    });
+    let leader_metrics = crate::leader::LeaderMetrics::default();
+    let metrics = Arc::new(Metrics::with_extra(|r| {
+        leader_metrics.register(r);
+        if let Some(cache) = &cache {
+            cluster::metrics::register(cache, r);
+        }
+    }));
+    // Leadership: the receiver the once-per-cluster controllers act on; the election releases
+    // the Lease as soon as the stop signal (SIGTERM) arrives, while the server drains.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let leadership = args
+        .leader
+        .start(cluster_source.as_ref(), leader_metrics, stop_rx)
+        .await?;
     let mut live = LiveChain::default().with_webhook_cache_bytes(args.webhook_cache_max_bytes);
+    // `scope: Cluster` rate limits keep their buckets as Leases in warrant's namespace.
+    if let Some(source) = &cluster_source {
+        let client = source.client().await.map_err(|e| e.to_string())?;
+        let namespace = &args.leader.leader_elect_resource_namespace;
+        live = live.with_cluster_buckets(Arc::new(cluster::buckets::LeaseBuckets::new(
+            client, namespace,
+        )));
+    }
     if !args.replay_on_reload.is_empty() {
         crate::replay::input::Reader::new(&args.replay_on_reload)
             .map_err(|e| format!("--replay-on-reload {e}"))?;
@@ -290,7 +311,16 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         metrics_for_signals,
         audit.clone(),
     ));
-    server.run(shutdown_signal()).await;
+    server
+        .run(async move {
+            shutdown_signal().await;
+            let _ = stop_tx.send(true);
+        })
+        .await;
+    if let Some(task) = leadership.task {
+        // The release is bounded by the renew deadline inside the task.
+        let _ = task.await;
+    }
     tls_task.abort();
     signals.abort();
     // The task holds the audit sink: let it go before the last drop flushes the sink.

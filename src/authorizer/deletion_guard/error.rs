@@ -33,6 +33,9 @@ pub enum GuardError {
     /// The cluster view (metadata cache or a live call) could not answer.
     #[error("{0}")]
     Cluster(crate::object::ViewError),
+    /// A `scope: Cluster` rate-limit bucket could not be read or written.
+    #[error("{0}")]
+    RateLimit(super::cluster_buckets::BucketError),
 }
 
 impl PartialEq for GuardError {

@@ -47,15 +47,29 @@ impl DeletionGuard {
         self
     }
 
-    /// Judges one SubjectAccessReview synchronously (the authorization ring): NoOpinion without
-    /// a reason when the review is none of the guard's business, else the verdict of the first
-    /// gate that stops it (or of none).
+    /// Judges one SubjectAccessReview at once, without awaiting (tests, tools): what
+    /// [`Self::review`] answers when no `scope: Cluster` limit has to ask the API server; an
+    /// error when one would.
     pub fn judge(&self, input: &Input) -> Result<Verdict, AuthorizerError> {
+        use futures_util::FutureExt;
+        self.review(input, Deadline::after(std::time::Duration::from_secs(10)))
+            .now_or_never()
+            .unwrap_or(Err(AuthorizerError::DeadlinePassed))
+    }
+
+    /// Judges one SubjectAccessReview (the authorization ring): NoOpinion without a reason
+    /// when the review is none of the guard's business, else the verdict of the first gate
+    /// that stops it (or of none).
+    pub async fn review(
+        &self,
+        input: &Input,
+        deadline: Deadline,
+    ) -> Result<Verdict, AuthorizerError> {
         match scope::scope(&self.shared.spec, &input.review) {
             Scope::Outside => Ok(Verdict::bare(Decision::NoOpinion)),
             Scope::Excluded(why) => Ok(self.excluded(why)),
             Scope::Judged(target) => {
-                let verdict = self.conclude(input, target, None)?;
+                let verdict = self.conclude(input, target, None, deadline).await?;
                 Ok(super::conditional::attach(
                     &self.shared,
                     self.conditions.as_ref(),
@@ -83,6 +97,7 @@ impl DeletionGuard {
         &self,
         input: &Input,
         ctx: &ObjectContext,
+        deadline: Deadline,
     ) -> Result<Verdict, AuthorizerError> {
         let spec = &self.shared.spec;
         let target = match scope::admission_scope(spec, &input.review, ctx.operation) {
@@ -96,10 +111,10 @@ impl DeletionGuard {
         // Break-glass and principals trusted at every level need no fact about the object: they
         // stand aside even while the cluster view cannot answer (the outage break-glass is for).
         if gates::stands_aside_anyway(spec, &target) {
-            return Ok(self.conclude(input, target, None)?);
+            return Ok(self.conclude(input, target, None, deadline).await?);
         }
         match objects::gather(spec, ctx, &target).await {
-            Ok(Some(facts)) => Ok(self.conclude(input, target, Some(facts))?),
+            Ok(Some(facts)) => Ok(self.conclude(input, target, Some(facts), deadline).await?),
             Ok(None) => Ok(Verdict::bare(Decision::NoOpinion)),
             Err(e) if spec.mode == Mode::Observe => {
                 // Observe mode admits everything: the failure is recorded, not applied.
@@ -113,11 +128,12 @@ impl DeletionGuard {
     }
 
     /// Scores the case, runs the gates and records the finding.
-    fn conclude(
+    async fn conclude(
         &self,
         input: &Input,
         target: scope::Target<'_>,
         facts: Option<ObjectFacts>,
+        deadline: Deadline,
     ) -> Result<Verdict, GuardError> {
         let spec = &self.shared.spec;
         let case = Case {
@@ -127,7 +143,7 @@ impl DeletionGuard {
             target,
             facts,
         };
-        let finding = self.decide(&case)?;
+        let finding = self.decide(&case, deadline).await?;
         self.metrics.record(finding.code);
         Ok(conclusion::verdict(spec.mode, finding, case.risk))
     }
@@ -136,8 +152,13 @@ impl DeletionGuard {
     /// and trusted principals stand aside before any rate limit; a request the later gates let
     /// through then spends its rate-limit tokens where `rateLimitStage` says (a denied one, or a
     /// dry run, spends none).
-    fn decide(&self, case: &Case<'_>) -> Result<Finding, GuardError> {
+    async fn decide(&self, case: &Case<'_>, deadline: Deadline) -> Result<Finding, GuardError> {
         let spec = &self.shared.spec;
+        let meter = rate::Meter {
+            buckets: &self.shared.buckets,
+            cluster: self.shared.cluster.as_ref(),
+            deadline,
+        };
         if let Some(stop) = gates::break_glass(spec, case) {
             return Ok(stop);
         }
@@ -145,14 +166,16 @@ impl DeletionGuard {
             return Ok(stop);
         }
         let (checks, spends) = rate::stage(spec.rate_limit_stage, case);
-        if checks && let Some(stop) = rate::gate(&self.shared.buckets, &spec.rate_limits, case) {
+        if checks && let Some(stop) = rate::gate(&meter, &spec.rate_limits, case).await? {
             return Ok(stop);
         }
         let finding = self.protection_gates(case)?;
         if finding.code.denies() || !spends {
             return Ok(finding);
         }
-        Ok(rate::spend(&self.shared.buckets, &spec.rate_limits, case).unwrap_or(finding))
+        Ok(rate::spend(&meter, &spec.rate_limits, case)
+            .await?
+            .unwrap_or(finding))
     }
 
     /// The gates of a target worth guarding: change windows and freezes, cascades, tampering,
@@ -208,11 +231,11 @@ impl Authorizer for DeletionGuard {
     fn authorize<'a>(
         &'a self,
         input: &'a Input,
-        _deadline: Deadline,
+        deadline: Deadline,
     ) -> BoxFuture<'a, Result<Verdict, AuthorizerError>> {
         match &input.object {
-            None => Box::pin(std::future::ready(self.judge(input))),
-            Some(ctx) => Box::pin(self.admit(input, ctx)),
+            None => Box::pin(self.review(input, deadline)),
+            Some(ctx) => Box::pin(self.admit(input, ctx, deadline)),
         }
     }
 }

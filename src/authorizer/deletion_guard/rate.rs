@@ -1,12 +1,17 @@
 //! Rate limits: token buckets per user and limit (`count` tokens, refilled evenly over
 //! `period`, measured on the review's `now`), and the gate that answers `RATE_LIMITED` when a
-//! bucket is empty. The buckets are one of the few pieces of mutable state and have one owner,
-//! the guard's [`super::GuardShared`].
+//! bucket is empty. A `scope: Replica` bucket lives in this process ([`Buckets`], owned by the
+//! guard's [`super::GuardShared`]); a `scope: Cluster` bucket in the cluster
+//! ([`super::cluster_buckets`]), one or two API round trips per destructive request it counts.
 
 use super::assessment::GuardCode;
 use super::case::Case;
+use super::cluster_buckets::{BucketError, BucketKey};
 use super::conclusion::Finding;
-use crate::config::model::guard::{RateLimit, RateLimitStage};
+use super::error::GuardError;
+use super::state::SharedBuckets;
+use crate::authorizer::Deadline;
+use crate::config::model::guard::{RateLimit, RateLimitScope, RateLimitStage};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -108,24 +113,95 @@ pub(super) fn stage(stage: RateLimitStage, case: &Case<'_>) -> (bool, bool) {
     }
 }
 
+/// What the gates count with: this replica's buckets, the cluster's (for `scope: Cluster`
+/// limits; `None` without a cluster) and the review's deadline, which bounds every call to the
+/// API server.
+pub(super) struct Meter<'a> {
+    /// This replica's buckets (`scope: Replica`).
+    pub buckets: &'a Buckets,
+    /// The cluster's buckets (`scope: Cluster`).
+    pub cluster: Option<&'a SharedBuckets>,
+    /// When the review must be answered.
+    pub deadline: Deadline,
+}
+
 /// `RATE_LIMITED` at the first limit covering the target whose bucket for the requester is
 /// empty. The gate only looks: a token is spent by [`spend`], once the whole pipeline has let the
 /// request through, so a denied (or, in Observe mode, would-be-denied) request never spends one.
-pub(super) fn gate(buckets: &Buckets, limits: &[RateLimit], case: &Case<'_>) -> Option<Finding> {
+/// A cluster bucket that cannot be read is an error (the guard's failure policy), never a pass.
+pub(super) async fn gate(
+    m: &Meter<'_>,
+    limits: &[RateLimit],
+    case: &Case<'_>,
+) -> Result<Option<Finding>, GuardError> {
     let t = &case.target;
-    let (_, limit) = covering(limits, t.group, t.resource)
-        .find(|(i, limit)| !buckets.has_token(*i, limit, t.user, case.now))?;
-    Some(limited(limit, t.user))
+    for (i, limit) in covering(limits, t.group, t.resource) {
+        let has = match limit.scope {
+            RateLimitScope::Replica => m.buckets.has_token(i, limit, t.user, case.now),
+            RateLimitScope::Cluster => in_cluster(m, i, limit, case, false).await?,
+        };
+        if !has {
+            return Ok(Some(limited(limit, t.user)));
+        }
+    }
+    Ok(None)
 }
 
 /// Spends one token of every limit covering a request the guard let through. A bucket emptied
-/// meanwhile by a concurrent request makes this one `RATE_LIMITED` after all (the tokens of the
-/// limits before it stay spent: the race costs at most one token per limit).
-pub(super) fn spend(buckets: &Buckets, limits: &[RateLimit], case: &Case<'_>) -> Option<Finding> {
+/// meanwhile by a concurrent request (of this replica, or of another one for a cluster bucket)
+/// makes this one `RATE_LIMITED` after all (the tokens of the limits before it stay spent: the
+/// race costs at most one token per limit).
+pub(super) async fn spend(
+    m: &Meter<'_>,
+    limits: &[RateLimit],
+    case: &Case<'_>,
+) -> Result<Option<Finding>, GuardError> {
     let t = &case.target;
-    let (_, limit) = covering(limits, t.group, t.resource)
-        .find(|(i, limit)| !buckets.take(*i, limit, t.user, case.now))?;
-    Some(limited(limit, t.user))
+    for (i, limit) in covering(limits, t.group, t.resource) {
+        let taken = match limit.scope {
+            RateLimitScope::Replica => m.buckets.take(i, limit, t.user, case.now),
+            RateLimitScope::Cluster => in_cluster(m, i, limit, case, true).await?,
+        };
+        if !taken {
+            return Ok(Some(limited(limit, t.user)));
+        }
+    }
+    Ok(None)
+}
+
+/// Asks (or, with `take`, spends from) the cluster bucket of limit `i` for the requester,
+/// within the review's deadline. A failure is logged and returned.
+async fn in_cluster(
+    m: &Meter<'_>,
+    i: usize,
+    limit: &RateLimit,
+    case: &Case<'_>,
+    take: bool,
+) -> Result<bool, GuardError> {
+    let Some(shared) = m.cluster else {
+        return Err(failed(BucketError::NoCluster));
+    };
+    let key = BucketKey {
+        guard: shared.guard.clone(),
+        index: i,
+        limit: limit.clone(),
+        user: case.target.user.to_owned(),
+    };
+    let call = if take {
+        shared.store.take(&key, case.now)
+    } else {
+        shared.store.has_token(&key, case.now)
+    };
+    match tokio::time::timeout_at(m.deadline.0, call).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(e)) => Err(failed(e)),
+        Err(_) => Err(failed(BucketError::DeadlinePassed)),
+    }
+}
+
+fn failed(e: BucketError) -> GuardError {
+    tracing::warn!(error = %e, "cluster-scoped rate limit unavailable: the guard's failure policy applies");
+    GuardError::RateLimit(e)
 }
 
 /// The limits (with their index) that count a `group`/`resource`.
@@ -178,6 +254,7 @@ mod tests {
             },
             count: 2,
             period: Duration::from_secs(3600),
+            scope: Default::default(),
         };
         let now = DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
             .unwrap()

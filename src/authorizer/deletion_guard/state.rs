@@ -2,6 +2,7 @@
 //! configuration reload when the guard's settings and failure policy are unchanged. The chain
 //! keeps the [`GuardStates`] of the guards it built, so that the next build can find them.
 
+use super::cluster_buckets::ClusterBuckets;
 use super::rate::Buckets;
 use super::tickets::TicketSource;
 use crate::config::FailurePolicy;
@@ -21,16 +22,38 @@ pub struct GuardShared {
     pub buckets: Buckets,
     /// The tickets, when a file is configured.
     pub tickets: Option<Arc<TicketSource>>,
+    /// The cluster's buckets (`scope: Cluster` limits), when warrant has a cluster.
+    pub cluster: Option<SharedBuckets>,
+}
+
+/// The cluster's buckets as one guard uses them: the store and the guard's name, part of
+/// every bucket's key.
+#[derive(Debug, Clone)]
+pub struct SharedBuckets {
+    /// The guard's name in the chain.
+    pub guard: String,
+    /// The store.
+    pub store: Arc<dyn ClusterBuckets>,
 }
 
 impl GuardShared {
     /// Fresh state for a spec (opens and watches the tickets file).
     pub fn new(spec: &GuardSpec, failure_policy: FailurePolicy) -> Arc<Self> {
+        Self::new_in(spec, failure_policy, None)
+    }
+
+    /// Fresh state for a spec, with the cluster's buckets for its `scope: Cluster` limits.
+    pub fn new_in(
+        spec: &GuardSpec,
+        failure_policy: FailurePolicy,
+        cluster: Option<SharedBuckets>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             tickets: spec.tickets.file.as_deref().map(TicketSource::open),
             spec: spec.clone(),
             failure_policy,
             buckets: Buckets::default(),
+            cluster,
         })
     }
 
@@ -39,6 +62,7 @@ impl GuardShared {
         previous: Option<&Arc<Self>>,
         spec: &GuardSpec,
         failure_policy: FailurePolicy,
+        cluster: Option<SharedBuckets>,
     ) -> Arc<Self> {
         match previous {
             Some(p) if p.spec == *spec && p.failure_policy == failure_policy => {
@@ -48,7 +72,7 @@ impl GuardShared {
                 }
                 p.clone()
             }
-            _ => Self::new(spec, failure_policy),
+            _ => Self::new_in(spec, failure_policy, cluster),
         }
     }
 }

@@ -114,6 +114,19 @@ pub struct RateLimit {
     pub count: u32,
     /// The period over which `count` tokens refill.
     pub period: Duration,
+    /// Where its counters live.
+    pub scope: RateLimitScope,
+}
+
+/// Where a rate limit's counters live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum RateLimitScope {
+    /// In each replica's memory: N replicas admit up to N times the limit.
+    #[default]
+    Replica,
+    /// In the cluster (one Lease per bucket in warrant's namespace, updated with optimistic
+    /// concurrency): every replica together admits at most the limit.
+    Cluster,
 }
 
 /// Risk level thresholds: LOW < medium <= MEDIUM < high <= HIGH < critical <= CRITICAL.

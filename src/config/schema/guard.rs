@@ -224,6 +224,10 @@ pub struct RateLimitFile {
     pub count: u32,
     /// A Go duration (`1h`, `1m`).
     pub per: String,
+    /// Where the counters live: `Replica` (default, each replica its own) or `Cluster` (one
+    /// bucket in the cluster shared by every replica).
+    #[serde(default)]
+    pub scope: Option<Spanned<String>>,
 }
 
 /// Risk thresholds.

@@ -395,6 +395,7 @@ fn rate_limits(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<RateLimit> {
                 kind: kind(&rv.resource, &rv.group),
                 count: rv.count,
                 period,
+                scope: objects::rate_limit_scope(c, &rp, rv),
             }),
             None => c.push(
                 line(r),

@@ -4,9 +4,9 @@
 
 use super::super::{Checker, invalid, line};
 use crate::config::error::ErrorKind;
-use crate::config::model::guard::{ObjectProtection, RateLimitStage, RiskWeights};
+use crate::config::model::guard::{ObjectProtection, RateLimitScope, RateLimitStage, RiskWeights};
 use crate::config::schema::At;
-use crate::config::schema::guard::{GuardFile, RiskWeightsFile};
+use crate::config::schema::guard::{GuardFile, RateLimitFile, RiskWeightsFile};
 
 /// `protectionLabel`, `ticketAnnotation`, `cascadeProtection`.
 pub(super) fn protection(c: &mut Checker, p: &str, f: &GuardFile) -> ObjectProtection {
@@ -49,6 +49,26 @@ pub(super) fn rate_limit_stage(c: &mut Checker, p: &str, f: &GuardFile) -> RateL
                 },
             );
             RateLimitStage::Authorization
+        }
+    }
+}
+
+/// `rateLimits[].scope`: `Replica` (default) or `Cluster`.
+pub(super) fn rate_limit_scope(c: &mut Checker, rp: &str, r: &RateLimitFile) -> RateLimitScope {
+    match r.scope.as_ref().map(|s| (s.value.as_str(), line(s))) {
+        None | Some(("Replica", _)) => RateLimitScope::Replica,
+        Some(("Cluster", _)) => RateLimitScope::Cluster,
+        Some((other, l)) => {
+            c.push(
+                l,
+                format!("{rp}.scope"),
+                ErrorKind::NotSupported {
+                    value: other.into(),
+                    supported: vec!["Replica", "Cluster"],
+                    detail: None,
+                },
+            );
+            RateLimitScope::Replica
         }
     }
 }

@@ -76,7 +76,8 @@ pub(super) fn classify<'a>(
     BufferUpdate {
         requester_touched: old.annotation(&b.requester_annotation)
             != new.annotation(&b.requester_annotation),
-        confirmation: confirmation.filter(|v| old.annotation(&b.confirmation_annotation) != Some(v)),
+        confirmation: confirmation
+            .filter(|v| old.annotation(&b.confirmation_annotation) != Some(v)),
         finalizer_removed: old.has_finalizer(&b.finalizer) && !new.has_finalizer(&b.finalizer),
     }
 }
@@ -165,14 +166,16 @@ impl DeletionGuard {
         let risk = risk::assess(spec, target, input.now, Some(&facts));
         let level = risk.protection.unwrap_or(Level::Standard);
         let source = self.shared.tickets.as_deref();
-        Ok(match tickets::named(spec, source, level, input.now, target, id)? {
-            Err(stop) => stop,
-            Ok(id) => Finding::new(
-                GuardCode::Allow,
-                "deletion confirmed by a second person with a valid ticket",
-            )
-            .with_ticket(Some(id)),
-        })
+        Ok(
+            match tickets::named(spec, source, level, input.now, target, id)? {
+                Err(stop) => stop,
+                Ok(id) => Finding::new(
+                    GuardCode::Allow,
+                    "deletion confirmed by a second person with a valid ticket",
+                )
+                .with_ticket(Some(id)),
+            },
+        )
     }
 }
 

@@ -104,7 +104,11 @@ impl DeletionGuard {
             Scope::Excluded(why) => return Ok(confirmed.unwrap_or_else(|| self.excluded(why))),
             Scope::Judged(target) => target,
         };
-        let stands_aside = || confirmed.clone().unwrap_or(Verdict::bare(Decision::NoOpinion));
+        let stands_aside = || {
+            confirmed
+                .clone()
+                .unwrap_or(Verdict::bare(Decision::NoOpinion))
+        };
         let is_update = ctx.operation == Operation::Update;
         if is_update && !update.finalizer_removed && !objects::lowers_label(spec, ctx) {
             return Ok(stands_aside());

@@ -80,12 +80,15 @@ pub(super) fn gate(
     })
 }
 
+/// The tickets by id, as a loaded snapshot holds them.
+type Tickets<'a> = Option<&'a HashMap<String, Ticket>>;
+
 /// The tickets of a snapshot: an unreadable source is a [`GuardError`] in Enforce mode and a
 /// `TICKET_SOURCE_UNAVAILABLE` finding in Observe mode; no source means no tickets.
 fn loaded<'a>(
     spec: &GuardSpec,
     snapshot: Option<&'a Snapshot>,
-) -> Result<Result<Option<&'a HashMap<String, Ticket>>, Finding>, GuardError> {
+) -> Result<Result<Tickets<'a>, Finding>, GuardError> {
     match snapshot {
         None => Ok(Ok(None)),
         Some(Snapshot::Loaded(tickets)) => Ok(Ok(Some(tickets))),

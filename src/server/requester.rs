@@ -28,23 +28,34 @@
 //!   is logged, counted (`warrant_buffer_requester_annotations_total{outcome="failed"}`) and
 //!   the DELETE admitted.
 
-use super::routes::AppState;
 use crate::admission::AdmissionOperation;
 use crate::authorizer::deletion_guard::GuardCode;
 use crate::authorizer::{Answer, Chain, Input, Step, StepOutcome};
+use crate::cluster::Annotator;
 use crate::cluster::ObjectAddress;
 use crate::config::model::buffer::BufferSettings;
 use crate::config::{AuthorizerType, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
 use crate::object::Subject;
+use crate::telemetry::metrics::Metrics;
 use std::time::{Duration, Instant};
 
+/// What writing the annotation needs: warrant's client (none without a cluster connection) and
+/// the metrics that count the outcomes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Writer<'a> {
+    /// warrant's client.
+    pub(super) annotator: Option<&'a Annotator>,
+    /// The metrics.
+    pub(super) metrics: &'a Metrics,
+}
+
 /// Records the requester of an admitted DELETE on every buffer finalizer its stored object
-/// carries, within `budget` (measured from `started`); a failure that must refuse the DELETE
-/// turns `answer` into that refusal.
+/// carries, before `deadline`; a failure that must refuse the DELETE turns `answer` into that
+/// refusal.
 pub(super) async fn record(
-    state: &AppState,
+    state: Writer<'_>,
     chain: &Chain,
     input: &Input,
     operation: AdmissionOperation,
@@ -102,7 +113,7 @@ fn holds(buffer: &BufferSettings, address: &ObjectAddress<'_>, stored: &Subject)
 
 /// Writes the annotation unless it already names `user`; the error text when it failed.
 async fn write(
-    state: &AppState,
+    state: Writer<'_>,
     buffer: &BufferSettings,
     address: &ObjectAddress<'_>,
     stored: &Subject,
@@ -114,7 +125,7 @@ async fn write(
         state.metrics.record_requester_annotation("unchanged");
         return None;
     }
-    let result = match &state.annotator {
+    let result = match state.annotator {
         None => Err("no cluster connection is configured".to_owned()),
         Some(a) => match tokio::time::timeout(left, a.annotate(address, key, user)).await {
             Ok(r) => r.map_err(|e| e.to_string()),

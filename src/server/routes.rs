@@ -350,8 +350,12 @@ async fn admit(
         None => admit::unjudged(operation),
     };
     let deadline = started + budget;
+    let writer = requester::Writer {
+        annotator: state.annotator.as_deref(),
+        metrics: &state.metrics,
+    };
     requester::record(
-        state,
+        writer,
         &active.chain,
         &input,
         operation,

@@ -17,10 +17,11 @@
 
 use super::assessment::GuardCode;
 use super::conclusion::{self, Finding};
+use super::metrics::GuardMetrics;
 use super::objects::{self, ObjectFacts};
-use super::pipeline::DeletionGuard;
 use super::risk;
 use super::scope::Target;
+use super::state::GuardShared;
 use super::tickets;
 use crate::authorizer::{AuthorizerError, Input};
 use crate::config::model::buffer::BufferSettings;
@@ -111,10 +112,19 @@ pub(super) fn removal_needs_ticket(spec: &GuardSpec, level: Level) -> Option<Fin
     ))
 }
 
-impl DeletionGuard {
+/// A guard's state and series, as the buffer's rules use them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Guard<'a> {
+    /// The settings and the ticket source.
+    pub(super) shared: &'a GuardShared,
+    /// The series the findings are counted in.
+    pub(super) metrics: &'a GuardMetrics,
+}
+
+impl Guard<'_> {
     /// The requester and confirmation rules for an UPDATE of a buffer kind (see the module
     /// documentation); `target` is the request's, before exclusions.
-    pub(super) async fn buffer_rules(
+    pub(super) async fn rules(
         &self,
         input: &Input,
         target: Target<'_>,

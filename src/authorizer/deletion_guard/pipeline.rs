@@ -24,8 +24,8 @@ use std::sync::Arc;
 /// A deletion guard in a chain.
 #[derive(Debug)]
 pub struct DeletionGuard {
-    pub(super) shared: Arc<GuardShared>,
-    pub(super) metrics: GuardMetrics,
+    shared: Arc<GuardShared>,
+    metrics: GuardMetrics,
     conditions: Option<crate::review::ConditionsMap>,
 }
 
@@ -93,7 +93,11 @@ impl DeletionGuard {
             && let Some(target) = scope::admission_target(&input.review, ctx.operation)
         {
             update = buffered::classify(spec, &target, ctx);
-            match self.buffer_rules(input, target, ctx, update).await? {
+            let guard = buffered::Guard {
+                shared: &self.shared,
+                metrics: &self.metrics,
+            };
+            match guard.rules(input, target, ctx, update).await? {
                 buffered::Ruled::Refused(v) => return Ok(v),
                 buffered::Ruled::Confirmed(v) => confirmed = Some(v),
                 buffered::Ruled::Nothing => {}

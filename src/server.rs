@@ -10,6 +10,7 @@ pub mod caller;
 mod connection;
 mod preface;
 mod rejection;
+mod requester;
 pub mod routes;
 pub mod tls;
 

@@ -15,6 +15,8 @@ use super::{
     MatchConditions, MatchOutcome, Policy,
 };
 use crate::cel::{Admission, Binding};
+use crate::config::model::buffer::BufferSettings;
+use crate::config::model::guard::Mode as GuardMode;
 use crate::config::model::{ConditionsSettings, WhenUnsupported};
 use crate::config::{AuthorizerSpec, AuthorizerType, Config, FailurePolicy, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
@@ -417,6 +419,21 @@ impl Chain {
 
     fn entry(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.name.as_str() == name)
+    }
+
+    /// The buffer settings of the chain's DeletionGuard entries that have a `buffer:` block, in
+    /// chain order, with the entry's name and whether it enforces (the validation ring records
+    /// who asks for the deletion of an object carrying one of their finalizers).
+    pub fn buffers(&self) -> Vec<(&AuthorizerName, &BufferSettings, bool)> {
+        self.entries
+            .iter()
+            .filter(|e| e.authorizer_type == AuthorizerType::DeletionGuard)
+            .filter_map(|e| {
+                let shared = self.guards.get(&e.name)?;
+                let buffer = shared.spec.buffer.as_ref()?;
+                Some((&e.name, buffer, shared.spec.mode == GuardMode::Enforce))
+            })
+            .collect()
     }
 
     /// Whether any entry judges admission requests (the validation ring needs a cluster view).

@@ -18,6 +18,7 @@
 //! failure policy to a [`GuardError`].
 
 mod assessment;
+mod buffered;
 mod case;
 pub mod cluster_buckets;
 mod conclusion;

@@ -264,6 +264,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         let live = live.clone();
         move || live.load().is_some_and(|a| a.chain.admits())
     };
+    let annotator = Arc::new(cluster::Annotator::new(cluster_source.clone()));
     let (cluster_view, cluster_task): (Arc<dyn ClusterView>, _) = match (cluster_source, cache) {
         (Some(source), Some(cache)) => {
             let task = tokio::spawn(cluster::open_when_needed(cache.clone(), source, needed));
@@ -284,6 +285,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         caller_auth,
         review_timeout,
         cluster: cluster_view,
+        annotator: Some(annotator),
         body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
     });
     let mut options = ServerOptions::new(args.listen);

@@ -54,6 +54,25 @@ impl Subject {
         self.0.get("spec")?.get("replicas")?.as_i64()
     }
 
+    /// `metadata.deletionTimestamp`: set once a deletion has begun and finalizers hold the
+    /// object (it is Terminating).
+    pub fn deletion_timestamp(&self) -> Option<&str> {
+        self.0
+            .get("metadata")?
+            .get("deletionTimestamp")?
+            .as_str()
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Whether `metadata.finalizers` lists `name`.
+    pub fn has_finalizer(&self, name: &str) -> bool {
+        self.0
+            .get("metadata")
+            .and_then(|m| m.get("finalizers"))
+            .and_then(Value::as_array)
+            .is_some_and(|f| f.iter().any(|v| v.as_str() == Some(name)))
+    }
+
     fn meta_str(&self, field: &str) -> &str {
         self.0
             .get("metadata")
@@ -96,5 +115,16 @@ mod tests {
         assert_eq!(s.label("tier"), None);
         assert_eq!(s.name(), "");
         assert_eq!(s.replicas(), None);
+        assert_eq!(s.deletion_timestamp(), None);
+        assert!(!s.has_finalizer("x"));
+    }
+
+    #[test]
+    fn reads_deletion_and_finalizers() {
+        let s = Subject::new(json!({"metadata": {
+            "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["a/b", 3, "warrant.dev/x"]}}));
+        assert_eq!(s.deletion_timestamp(), Some("2026-01-01T00:00:00Z"));
+        assert!(s.has_finalizer("warrant.dev/x") && s.has_finalizer("a/b"));
+        assert!(!s.has_finalizer("warrant.dev/y"));
     }
 }

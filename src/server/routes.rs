@@ -9,6 +9,7 @@ use super::admit;
 use super::body::{self, BodyBudget};
 use super::caller::CallerAuth;
 use super::rejection::Rejection;
+use super::requester;
 use crate::admission::{self, Mapped};
 use crate::authorizer::{Deadline, Input};
 use crate::clock::Clock;
@@ -57,6 +58,9 @@ pub struct AppState {
     /// The cluster as the validation ring sees it (the metadata cache, or
     /// [`crate::object::NoCluster`] without a cluster connection).
     pub cluster: Arc<dyn crate::object::ClusterView>,
+    /// Writes the buffer's requester annotation as warrant's own identity (`None`: no cluster
+    /// connection; a held deletion's requester then cannot be recorded).
+    pub annotator: Option<Arc<crate::cluster::Annotator>>,
 }
 
 /// What the connection knows about its peer.
@@ -338,13 +342,27 @@ async fn admit(
         context,
     } = admission::map(request, state.cluster.clone());
     let mut input = Input::new(review, state.clock.now());
-    let answer = match context {
+    let mut answer = match context {
         Some(ctx) => {
             input = input.with_object(Arc::new(ctx));
             active.chain.admit(&input, Deadline::after(budget)).await
         }
         None => admit::unjudged(operation),
     };
+    let deadline = started + budget;
+    let writer = requester::Writer {
+        annotator: state.annotator.as_deref(),
+        metrics: &state.metrics,
+    };
+    requester::record(
+        writer,
+        &active.chain,
+        &input,
+        operation,
+        &mut answer,
+        deadline,
+    )
+    .await;
     let elapsed = started.elapsed();
     admit::log_failures(&uid, &answer);
     let response = admit::respond(uid, &answer);

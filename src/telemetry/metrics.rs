@@ -26,6 +26,11 @@ pub use crate::authorizer::metrics::LATENCY_BUCKETS;
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
     result: &'static str,
 }
@@ -91,6 +96,7 @@ pub struct Metrics {
     admission_duration: Family<AdmissionLabels, Histogram, fn() -> Histogram>,
     open_connections: Gauge,
     conditions_evaluations: Family<ResultLabels, Counter>,
+    requester_annotations: Family<OutcomeLabels, Counter>,
     families: Families,
 }
 
@@ -188,8 +194,15 @@ impl Metrics {
             "AuthorizationConditionsReviews answered (conditions evaluated at admission), by result (allowed, denied, no-opinion)",
             conditions_evaluations.clone(),
         );
+        let requester_annotations = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "warrant_buffer_requester_annotations",
+            "Requester annotations written on objects held by the buffer's finalizer when their DELETE was admitted, by outcome (recorded, unchanged, failed)",
+            requester_annotations.clone(),
+        );
         let families = Families::register(&mut registry);
         Self {
+            requester_annotations,
             conditions_evaluations,
             registry,
             families,
@@ -261,6 +274,14 @@ impl Metrics {
         self.admission_duration
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts one attempt to record who asked for a held deletion: `recorded`, `unchanged` (the
+    /// annotation already said so) or `failed`.
+    pub fn record_requester_annotation(&self, outcome: &'static str) {
+        self.requester_annotations
+            .get_or_create(&OutcomeLabels { outcome })
+            .inc();
     }
 
     /// Counts one HTTP response.

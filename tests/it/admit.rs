@@ -903,8 +903,16 @@ fn the_shipped_webhook_configuration() {
         ] {
             assert!(control_plane.contains(who), "{name}: {who}");
         }
-        // UPDATEs only when the stored object's label is changed or removed.
-        let changes = by_name("label-changes-only");
+        // UPDATEs only when the stored object's label is changed or removed, or the buffer's
+        // finalizer removed, or its annotations touched.
+        let changes = by_name("judged-updates-only");
+        for key in [
+            "'warrant.dev/deletion-cooldown' in oldObject.metadata.finalizers",
+            "'warrant.dev/deletion-confirmed' in object.metadata.annotations",
+            "'warrant.dev/deletion-requested-by' in oldObject.metadata.annotations",
+        ] {
+            assert!(changes.contains(key), "{name}: {key}");
+        }
         assert!(changes.contains(&format!("'{LABEL}' in oldObject.metadata.labels")));
         assert!(changes.contains(&format!(
             "object.metadata.labels['{LABEL}']\n          != oldObject.metadata.labels['{LABEL}']"

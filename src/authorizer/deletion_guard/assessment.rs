@@ -40,6 +40,19 @@ pub enum GuardCode {
     ClusterUnavailable,
     /// An exclusion (namespace, principal, group) covers the request: stands aside.
     Excluded,
+    /// A confirmation of a held deletion on an object that is not Terminating.
+    NotTerminating,
+    /// A confirmation of a held deletion by the user who asked for the deletion.
+    ConfirmationByRequester,
+    /// A confirmation of a held deletion whose requester is not recorded on the object (so the
+    /// confirmer cannot be told apart from the deleter).
+    RequesterUnknown,
+    /// An UPDATE by anyone but warrant's own service account that sets, changes or removes the
+    /// buffer's requester annotation.
+    RequesterAnnotationReserved,
+    /// A DELETE of an object carrying the buffer's finalizer, refused because its requester
+    /// could not be recorded and the deletion needs a confirmation.
+    RequesterNotRecorded,
 }
 
 impl GuardCode {
@@ -61,6 +74,11 @@ impl GuardCode {
             GuardCode::CascadeBlocked => "CASCADE_BLOCKED",
             GuardCode::ClusterUnavailable => "CLUSTER_UNAVAILABLE",
             GuardCode::Excluded => "EXCLUDED",
+            GuardCode::NotTerminating => "NOT_TERMINATING",
+            GuardCode::ConfirmationByRequester => "CONFIRMATION_BY_REQUESTER",
+            GuardCode::RequesterUnknown => "REQUESTER_UNKNOWN",
+            GuardCode::RequesterAnnotationReserved => "REQUESTER_ANNOTATION_RESERVED",
+            GuardCode::RequesterNotRecorded => "REQUESTER_NOT_RECORDED",
         }
     }
 

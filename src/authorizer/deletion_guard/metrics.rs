@@ -8,7 +8,7 @@ use crate::names::AuthorizerName;
 use prometheus_client::metrics::counter::Counter;
 
 /// Every code an assessment can carry.
-const CODES: [GuardCode; 15] = [
+const CODES: [GuardCode; 19] = [
     GuardCode::Allow,
     GuardCode::AllowWithCooldown,
     GuardCode::BreakGlass,
@@ -24,6 +24,10 @@ const CODES: [GuardCode; 15] = [
     GuardCode::CascadeBlocked,
     GuardCode::ClusterUnavailable,
     GuardCode::Excluded,
+    GuardCode::NotTerminating,
+    GuardCode::ConfirmationByRequester,
+    GuardCode::RequesterUnknown,
+    GuardCode::RequesterAnnotationReserved,
 ];
 
 /// The series of one guard.

@@ -30,6 +30,9 @@ pub(super) struct ObjectFacts {
     pub(super) cascade: Option<String>,
     /// For an UPDATE: the protection it lowers, when it does.
     pub(super) tampering: Option<Tampering>,
+    /// For an UPDATE: it removes the buffer's finalizer (set by the pipeline, which reads the
+    /// buffer settings).
+    pub(super) finalizer_removed: bool,
     /// A dry run (spends no rate-limit token).
     pub(super) dry_run: bool,
 }
@@ -123,21 +126,18 @@ pub(super) struct Tampering {
     pub(super) to: Option<Level>,
 }
 
-/// Gathers the facts of an admission request; `Ok(None)` when the request is none of the
-/// validation ring's business (an UPDATE that does not lower the protection label).
+/// Gathers the facts of an admission request (the pipeline has decided it is the validation
+/// ring's business).
 pub(super) async fn gather(
     spec: &GuardSpec,
     ctx: &ObjectContext,
     target: &Target<'_>,
-) -> Result<Option<ObjectFacts>, GuardError> {
+) -> Result<ObjectFacts, GuardError> {
     let key = spec.objects.protection_label.as_deref();
     let stored = ctx.old_object.as_ref();
     let tampering = match ctx.operation {
         Operation::Delete => None,
-        Operation::Update => match key.and_then(|k| lowered(k, stored, ctx.object.as_ref())) {
-            Some(t) => Some(t),
-            None => return Ok(None),
-        },
+        Operation::Update => key.and_then(|k| lowered(k, stored, ctx.object.as_ref())),
     };
     let view = ctx.view.as_ref();
     view.ready().map_err(GuardError::Cluster)?;
@@ -176,7 +176,7 @@ pub(super) async fn gather(
         (true, Operation::Delete) => cascade(view, target, stored, &dependents).await?,
         _ => None,
     };
-    Ok(Some(ObjectFacts {
+    Ok(ObjectFacts {
         label,
         namespace_label,
         held,
@@ -184,8 +184,9 @@ pub(super) async fn gather(
         annotated_ticket,
         cascade,
         tampering,
+        finalizer_removed: false,
         dry_run: ctx.dry_run,
-    }))
+    })
 }
 
 /// Whether an UPDATE lowers or removes the protection label (what the validation ring judges of

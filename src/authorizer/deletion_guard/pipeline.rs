@@ -12,10 +12,10 @@ use super::objects::{self, ObjectFacts};
 use super::scope::{self, Scope};
 use super::state::GuardShared;
 use super::tickets::{self, Demand, Ticketed};
-use super::{gates, rate, risk, windows};
+use super::{buffered, gates, rate, risk, windows};
 use crate::authorizer::metrics::Families;
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::config::model::guard::{Level, Mode};
+use crate::config::model::guard::{GuardSpec, Level, Mode};
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
 use crate::object::{ObjectContext, Operation};
@@ -91,8 +91,10 @@ impl DeletionGuard {
         Verdict::new(Decision::NoOpinion, reason)
     }
 
-    /// Judges one admission request (the validation ring): the object's facts are gathered from
-    /// the request and the cluster view, then the same gates run.
+    /// Judges one admission request (the validation ring): for an UPDATE of a buffer kind, the
+    /// buffer's requester and confirmation rules first (`buffered`); then, for a DELETE or an
+    /// UPDATE that lowers the protection label or removes the buffer's finalizer, the object's
+    /// facts are gathered from the request and the cluster view, and the same gates run.
     pub async fn admit(
         &self,
         input: &Input,
@@ -100,13 +102,35 @@ impl DeletionGuard {
         deadline: Deadline,
     ) -> Result<Verdict, AuthorizerError> {
         let spec = &self.shared.spec;
+        let mut update = buffered::BufferUpdate::default();
+        let mut confirmed = None;
+        if ctx.operation == Operation::Update
+            && let Some(target) = scope::admission_target(&input.review, ctx.operation)
+        {
+            update = buffered::classify(spec, &target, ctx);
+            let guard = buffered::Guard {
+                shared: &self.shared,
+                metrics: &self.metrics,
+            };
+            match guard.rules(input, target, ctx, update).await? {
+                buffered::Ruled::Refused(v) => return Ok(v),
+                buffered::Ruled::Confirmed(v) => confirmed = Some(v),
+                buffered::Ruled::Nothing => {}
+            }
+        }
         let target = match scope::admission_scope(spec, &input.review, ctx.operation) {
             Scope::Outside => return Ok(Verdict::bare(Decision::NoOpinion)),
-            Scope::Excluded(why) => return Ok(self.excluded(why)),
+            Scope::Excluded(why) => return Ok(confirmed.unwrap_or_else(|| self.excluded(why))),
             Scope::Judged(target) => target,
         };
-        if ctx.operation == Operation::Update && !objects::lowers_label(spec, ctx) {
-            return Ok(Verdict::bare(Decision::NoOpinion));
+        let stands_aside = || {
+            confirmed
+                .clone()
+                .unwrap_or(Verdict::bare(Decision::NoOpinion))
+        };
+        let is_update = ctx.operation == Operation::Update;
+        if is_update && !update.finalizer_removed && !objects::lowers_label(spec, ctx) {
+            return Ok(stands_aside());
         }
         // Break-glass and principals trusted at every level need no fact about the object: they
         // stand aside even while the cluster view cannot answer (the outage break-glass is for).
@@ -114,8 +138,16 @@ impl DeletionGuard {
             return Ok(self.conclude(input, target, None, deadline).await?);
         }
         match objects::gather(spec, ctx, &target).await {
-            Ok(Some(facts)) => Ok(self.conclude(input, target, Some(facts), deadline).await?),
-            Ok(None) => Ok(Verdict::bare(Decision::NoOpinion)),
+            Ok(mut facts) => {
+                facts.finalizer_removed = update.finalizer_removed;
+                let removal = facts.finalizer_removed
+                    && buffered::removal_guarded(spec, &target, input, &facts);
+                if is_update && facts.tampering.is_none() && !removal {
+                    return Ok(stands_aside());
+                }
+                facts.finalizer_removed = removal;
+                Ok(self.conclude(input, target, Some(facts), deadline).await?)
+            }
             Err(e) if spec.mode == Mode::Observe => {
                 // Observe mode admits everything: the failure is recorded, not applied.
                 let risk = risk::assess(spec, &target, input.now, None);
@@ -190,7 +222,7 @@ impl DeletionGuard {
         if let Some(stop) = windows::gate(spec, case) {
             return Ok(stop);
         }
-        let demand = demand(case);
+        let demand = demand(spec, case);
         Ok(
             match tickets::gate(spec, self.shared.tickets.as_deref(), level, case, demand)? {
                 Ticketed::Refused(stop) => stop,
@@ -202,8 +234,9 @@ impl DeletionGuard {
 }
 
 /// When a ticket is required whatever the level and risk: a cascading deletion
-/// (`CASCADE_BLOCKED` without one) and a lowered protection label (`MISSING_TICKET`).
-fn demand(case: &Case<'_>) -> Demand {
+/// (`CASCADE_BLOCKED` without one), a guarded removal of the buffer's finalizer and a lowered
+/// protection label (`MISSING_TICKET`).
+fn demand(spec: &GuardSpec, case: &Case<'_>) -> Demand {
     let Some(facts) = &case.facts else {
         return Demand::IfRequired;
     };
@@ -212,6 +245,12 @@ fn demand(case: &Case<'_>) -> Demand {
             GuardCode::CascadeBlocked,
             format!("{why}: deleting it cascades, a change ticket is required"),
         ));
+    }
+    if facts.finalizer_removed
+        && let Some(level) = case.risk.protection
+        && let Some(missing) = buffered::removal_needs_ticket(spec, level)
+    {
+        return Demand::Always(missing);
     }
     if let Some(t) = &facts.tampering {
         let to = t.to.map_or("removed", |l| l.as_str());

@@ -72,6 +72,12 @@ pub(super) fn admission_scope<'a>(
     Scope::of(spec, admission_request_target(review, operation))
 }
 
+/// The target of an admission request before exclusions (the buffer's requester and
+/// confirmation rules hold for everyone); `None` when the ring does not look at it.
+pub(super) fn admission_target(review: &Review, operation: Operation) -> Option<Target<'_>> {
+    admission_request_target(review, operation)
+}
+
 /// The target of a destructive review, before exclusions.
 fn destructive_target<'a>(spec: &GuardSpec, review: &'a Review) -> Option<Target<'a>> {
     let ra = review.spec().resource_attributes.as_ref()?;

@@ -59,16 +59,9 @@ pub(super) fn gate(
         Demand::IfRequired => Finding::new(GuardCode::MissingTicket, ask(spec)),
     };
     let snapshot = source.map(TicketSource::snapshot);
-    let tickets = match snapshot.as_deref() {
-        None => None,
-        Some(Snapshot::Loaded(tickets)) => Some(tickets),
-        Some(Snapshot::Unreadable(e)) if spec.mode == Mode::Enforce => return Err(e.clone()),
-        Some(Snapshot::Unreadable(e)) => {
-            return Ok(Ticketed::Refused(Finding::new(
-                GuardCode::TicketSourceUnavailable,
-                e.to_string(),
-            )));
-        }
+    let tickets = match loaded(spec, snapshot.as_deref())? {
+        Ok(tickets) => tickets,
+        Err(stop) => return Ok(Ticketed::Refused(stop)),
     };
     let need = Requirement {
         level,
@@ -76,12 +69,58 @@ pub(super) fn gate(
         now: case.now,
     };
     Ok(match presented(case, &settings.extra_key) {
-        Some(id) => check_presented(tickets, id, &need, &case.target),
+        Some(id) => match check_presented(tickets, id, &need, &case.target) {
+            Ok(id) => Ticketed::Covered(id),
+            Err(stop) => Ticketed::Refused(stop),
+        },
         None => match pre_authorising(tickets, &need, &case.target) {
             Some(id) => Ticketed::Covered(id.to_owned()),
             None => Ticketed::Refused(missing),
         },
     })
+}
+
+/// The tickets by id, as a loaded snapshot holds them.
+type Tickets<'a> = Option<&'a HashMap<String, Ticket>>;
+
+/// The tickets of a snapshot: an unreadable source is a [`GuardError`] in Enforce mode and a
+/// `TICKET_SOURCE_UNAVAILABLE` finding in Observe mode; no source means no tickets.
+fn loaded<'a>(
+    spec: &GuardSpec,
+    snapshot: Option<&'a Snapshot>,
+) -> Result<Result<Tickets<'a>, Finding>, GuardError> {
+    match snapshot {
+        None => Ok(Ok(None)),
+        Some(Snapshot::Loaded(tickets)) => Ok(Ok(Some(tickets))),
+        Some(Snapshot::Unreadable(e)) if spec.mode == Mode::Enforce => Err(e.clone()),
+        Some(Snapshot::Unreadable(e)) => Ok(Err(Finding::new(
+            GuardCode::TicketSourceUnavailable,
+            e.to_string(),
+        ))),
+    }
+}
+
+/// Ticket `id`, named outright (a confirmation's value), checked as a presented one for
+/// `target` guarded at `level`: its id when valid, else the finding that refuses it.
+pub(super) fn named(
+    spec: &GuardSpec,
+    source: Option<&TicketSource>,
+    level: Level,
+    now: chrono::DateTime<chrono::Utc>,
+    target: &Target<'_>,
+    id: &str,
+) -> Result<Result<String, Finding>, GuardError> {
+    let snapshot = source.map(TicketSource::snapshot);
+    let tickets = match loaded(spec, snapshot.as_deref())? {
+        Ok(tickets) => tickets,
+        Err(stop) => return Ok(Err(stop)),
+    };
+    let need = Requirement {
+        level,
+        approvals: spec.tickets.approvals[level as usize],
+        now,
+    };
+    Ok(check_presented(tickets, id, &need, target))
 }
 
 /// How to present a ticket, as a missing-ticket message says it.
@@ -112,21 +151,23 @@ fn extra_ticket<'a>(review: &'a Review, extra_key: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-/// The presented ticket `id`, looked up and checked; every finding names it.
+/// The presented ticket `id`, looked up and checked: its id when it covers the request, else
+/// the finding that refuses it (every finding names it).
 fn check_presented(
     tickets: Option<&HashMap<String, Ticket>>,
     id: &str,
     need: &Requirement,
     target: &Target<'_>,
-) -> Ticketed {
-    let refused = |code, message| {
-        Ticketed::Refused(Finding::new(code, message).with_ticket(Some(id.to_owned())))
-    };
+) -> Result<String, Finding> {
+    let refused = |code, message| Finding::new(code, message).with_ticket(Some(id.to_owned()));
     match tickets.and_then(|t| t.get(id)) {
-        None => refused(GuardCode::TicketNotFound, format!("ticket {id} not found")),
+        None => Err(refused(
+            GuardCode::TicketNotFound,
+            format!("ticket {id} not found"),
+        )),
         Some(ticket) => match ticket.check(need, target) {
-            Ok(_) => Ticketed::Covered(id.to_owned()),
-            Err(r) => refused(r.code(), r.message(id)),
+            Ok(_) => Ok(id.to_owned()),
+            Err(r) => Err(refused(r.code(), r.message(id))),
         },
     }
 }

@@ -283,6 +283,10 @@ pub struct GuardSpec {
     pub rate_limit_stage: RateLimitStage,
     /// The buffer ring, when configured.
     pub buffer: Option<super::buffer::BufferSettings>,
+    /// warrant's own service account as a user name (`system:serviceaccount:<ns>:<name>`):
+    /// `warrantServiceAccount`, else [`DEFAULT_WARRANT_SERVICE_ACCOUNT`]. The only identity
+    /// that may write the buffer's requester annotation.
+    pub warrant_service_account: String,
 }
 
 /// Namespaces excluded by default: the control plane's.

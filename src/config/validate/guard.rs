@@ -89,7 +89,17 @@ pub(super) fn check(
         objects: object_protection,
         rate_limit_stage,
         buffer,
+        warrant_service_account: own_account(f),
     })
+}
+
+/// warrant's own service account as a user name: `warrantServiceAccount` when it is valid
+/// (an invalid one is reported by `exclusions`), else the default.
+fn own_account(f: &GuardFile) -> String {
+    f.warrant_service_account
+        .as_ref()
+        .and_then(|sa| service_account(&sa.value))
+        .unwrap_or_else(|| DEFAULT_WARRANT_SERVICE_ACCOUNT.to_owned())
 }
 
 /// `mode`: `Enforce` (default) or `Observe`. The entry's own `mode` is the same setting

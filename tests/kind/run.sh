@@ -3,7 +3,9 @@
 # tests/apiserver/run.sh). Builds the image from the Dockerfile, creates a kind cluster whose
 # kube-apiserver uses the shipped authz-config/apiserver-authorization-config.yaml (paths
 # substituted), loads the image, deploys warrant as the static pod of deploy/static-pod.yaml and
-# runs the scenarios of tests/apiserver with kubectl. Needs docker, kind, kubectl, openssl.
+# runs the scenarios of tests/apiserver with kubectl; then deploys the cluster-service layout
+# (deploy/warrant.yaml, deploy/validating-webhook.yaml) and runs the buffer ring through it
+# (cluster-service.sh). Needs docker, kind, kubectl, openssl.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -27,6 +29,29 @@ leaf() { # NAME CN EXT
 leaf tls warrant "subjectAltName=IP:127.0.0.1,DNS:localhost
 extendedKeyUsage=serverAuth"
 leaf client kube-apiserver "extendedKeyUsage=clientAuth"
+# The cluster service's certificate (cluster-service.sh): the Service's DNS name.
+leaf service warrant "subjectAltName=DNS:warrant.warrant-system.svc
+extendedKeyUsage=serverAuth"
+# kube-apiserver's admission client presents its client certificate to the Service
+# (AdmissionConfiguration -> WebhookAdmissionConfiguration -> a kubeconfig whose user entry is
+# named after the webhook's host:port).
+cat > "$gen/admission-kubeconfig.yaml" <<YAML
+apiVersion: v1
+kind: Config
+users:
+  - name: warrant.warrant-system.svc:443
+    user: {client-certificate: /etc/kubernetes/warrant/tls/client.crt, client-key: /etc/kubernetes/warrant/tls/client.key}
+YAML
+cat > "$gen/admission-config.yaml" <<YAML
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+  - name: ValidatingAdmissionWebhook
+    configuration:
+      apiVersion: apiserver.config.k8s.io/v1
+      kind: WebhookAdmissionConfiguration
+      kubeConfigFile: /etc/kubernetes/warrant/admission-kubeconfig.yaml
+YAML
 cp "$gen/tls/ca.crt" "$gen/tls/client-ca.crt"
 chmod 0644 "$gen"/tls/*
 cp authz-config/warrant.yaml "$gen/authz-config/warrant.yaml"
@@ -72,3 +97,5 @@ check "warrant saw alice's delete" '"user":"alice"' \
   kubectl logs -n kube-system "warrant-$cluster-control-plane"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
+# The cluster-service layout and the buffer ring (issue 12).
+gen="$gen" bash tests/kind/cluster-service.sh

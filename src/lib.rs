@@ -29,6 +29,7 @@
 
 pub mod admission;
 pub mod authorizer;
+pub mod buffer;
 pub mod cel;
 pub mod cli;
 pub mod clock;

@@ -27,6 +27,7 @@ mod metrics;
 mod objects;
 mod pipeline;
 pub mod rate;
+pub mod rescore;
 mod risk;
 mod scope;
 mod state;

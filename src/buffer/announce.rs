@@ -6,8 +6,8 @@
 
 use super::context::{Context, annotation};
 use super::decide::{Deleting, Release, Waiting};
-use super::record::rfc3339;
 use super::reconcile::plain_record;
+use super::record::rfc3339;
 use super::snapshot::snapshot;
 use crate::authorizer::deletion_guard::rescore::DeletionRisk;
 use chrono::{DateTime, Utc};

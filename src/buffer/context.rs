@@ -84,7 +84,10 @@ impl Context {
                 .as_deref()
                 .is_some_and(|l| l.iter().any(|f| *f == s.finalizer)),
             protected: level.is_some_and(|l| l >= s.finalize_at),
-            deletion: meta.deletion_timestamp.as_ref().and_then(|t| chrono_time(&t.0)),
+            deletion: meta
+                .deletion_timestamp
+                .as_ref()
+                .and_then(|t| chrono_time(&t.0)),
             confirmed: annotation(meta, &s.confirmation_annotation).is_some(),
         }
     }
@@ -106,7 +109,10 @@ impl Context {
             "" => self.resource.plural.clone(),
             g => format!("{}.{g}", self.resource.plural),
         };
-        match (meta.namespace.as_deref(), meta.name.as_deref().unwrap_or("")) {
+        match (
+            meta.namespace.as_deref(),
+            meta.name.as_deref().unwrap_or(""),
+        ) {
             (Some(ns), name) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
             (_, name) => format!("{kind} {name}"),
         }

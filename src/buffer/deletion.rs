@@ -86,7 +86,9 @@ async fn release(
     risk: Option<&DeletionRisk>,
 ) -> Result<Action, BufferError> {
     let patched = patch::remove(&ctx.api(meta), meta, &ctx.settings.finalizer).await?;
-    ctx.metrics.holds().release(meta.uid.as_deref().unwrap_or(""));
+    ctx.metrics
+        .holds()
+        .release(meta.uid.as_deref().unwrap_or(""));
     if patched != Patched::Done {
         return Ok(Action::await_change());
     }
@@ -130,7 +132,11 @@ fn release_message(ctx: &Context, why: Release, risk: Option<&DeletionRisk>) -> 
         Release::Expired => format!(
             "COOLDOWN_EXPIRED: held for maxHold {:?}{}: finalizer removed, the deletion finishes now",
             s.max_hold,
-            if s.require_confirmation { " without a confirmation" } else { "" }
+            if s.require_confirmation {
+                " without a confirmation"
+            } else {
+                ""
+            }
         ),
     }
 }

@@ -68,7 +68,9 @@ impl BufferMetrics {
 
     /// Counts one finalizer removal.
     pub fn removed(&self, outcome: &'static str) {
-        self.removals.get_or_create(&OutcomeLabels { outcome }).inc();
+        self.removals
+            .get_or_create(&OutcomeLabels { outcome })
+            .inc();
     }
 
     /// Counts one finalizer attachment.
@@ -78,7 +80,9 @@ impl BufferMetrics {
 
     /// Counts one failed operation.
     pub fn failed(&self, operation: &'static str) {
-        self.errors.get_or_create(&OperationLabels { operation }).inc();
+        self.errors
+            .get_or_create(&OperationLabels { operation })
+            .inc();
     }
 }
 

@@ -53,7 +53,10 @@ pub async fn set(
     };
     let rv = meta.resource_version.as_deref().unwrap_or("");
     let patch = Patch::Merge(body(rv, &next));
-    match api.patch_metadata(name, &PatchParams::default(), &patch).await {
+    match api
+        .patch_metadata(name, &PatchParams::default(), &patch)
+        .await
+    {
         Ok(_) => Ok(Patched::Done),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(Patched::Gone),
         Err(e) if is_conflict(&e) => Err(BufferError::Conflict {

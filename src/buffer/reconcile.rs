@@ -31,7 +31,9 @@ pub async fn reconcile(
     match seen.deletion {
         None => live(&ctx, meta, decide::live(&seen)).await,
         Some(_) if !seen.has_finalizer => {
-            ctx.metrics.holds().release(meta.uid.as_deref().unwrap_or(""));
+            ctx.metrics
+                .holds()
+                .release(meta.uid.as_deref().unwrap_or(""));
             Ok(Action::await_change())
         }
         Some(at) => deletion::handle(&ctx, meta, at, &seen).await,
@@ -70,11 +72,15 @@ async fn live(ctx: &Context, meta: &ObjectMeta, what: Live) -> Result<Action, Bu
         ctx.metrics.removed("UNPROTECTED");
     }
     let message = match want {
-        true => format!("protected at {} or above: finalizer added", ctx.settings.finalize_at.as_str()),
+        true => format!(
+            "protected at {} or above: finalizer added",
+            ctx.settings.finalize_at.as_str()
+        ),
         false => "no longer protected: finalizer removed".to_owned(),
     };
     tracing::info!(object = %ctx.describe(meta), "{message}");
-    ctx.audit.write_other(&plain_record(ctx, meta, code, message));
+    ctx.audit
+        .write_other(&plain_record(ctx, meta, code, message));
     Ok(Action::await_change())
 }
 

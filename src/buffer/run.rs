@@ -75,10 +75,15 @@ impl Buffer {
         let recorder = Arc::new(Recorder::new(client.clone(), reporter()));
         loop {
             if leader.wait_for(|l| *l).await.is_err() {
-                tracing::info!("buffer ring: leadership channel closed while not leading; stopping");
+                tracing::info!(
+                    "buffer ring: leadership channel closed while not leading; stopping"
+                );
                 return;
             }
-            tracing::info!(guards = guards.len(), "buffer ring: leading; starting the controllers");
+            tracing::info!(
+                guards = guards.len(),
+                "buffer ring: leading; starting the controllers"
+            );
             let mut tasks = JoinSet::new();
             for (name, spec) in &guards {
                 self.start(&mut tasks, &client, &recorder, &leader, name, spec);
@@ -157,8 +162,12 @@ impl Buffer {
         for kind in settings.resources.clone() {
             let this = self.clone();
             let (client, recorder, leader) = (client.clone(), recorder.clone(), leader.clone());
-            let (name, spec, settings, notifier) =
-                (name.to_owned(), spec.clone(), settings.clone(), notifier.clone());
+            let (name, spec, settings, notifier) = (
+                name.to_owned(),
+                spec.clone(),
+                settings.clone(),
+                notifier.clone(),
+            );
             tasks.spawn(async move {
                 let resource = this.discover(&client, &kind).await;
                 let ctx = Context {

@@ -146,7 +146,11 @@ fn the_risk_is_needed_only_while_the_finalizer_holds_within_max_hold() {
 
 #[test]
 fn the_finalizer_list_changes_only_ours_and_the_patch_carries_the_resource_version() {
-    let list = vec!["a/x".to_owned(), DEFAULT_FINALIZER.to_owned(), "b/y".to_owned()];
+    let list = vec![
+        "a/x".to_owned(),
+        DEFAULT_FINALIZER.to_owned(),
+        "b/y".to_owned(),
+    ];
     assert_eq!(
         patch::changed(&list, DEFAULT_FINALIZER, false),
         Some(vec!["a/x".to_owned(), "b/y".to_owned()])

@@ -82,7 +82,7 @@ impl Context {
             has_finalizer: meta
                 .finalizers
                 .as_deref()
-                .is_some_and(|l| l.iter().any(|f| *f == s.finalizer)),
+                .is_some_and(|l| l.contains(&s.finalizer)),
             protected: level.is_some_and(|l| l >= s.finalize_at),
             deletion: meta
                 .deletion_timestamp

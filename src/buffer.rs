@@ -19,7 +19,7 @@
 //!
 //! Files: `decide` (the policy, pure), `controller` (watch and applier), `reconcile` and
 //! `deletion` (acting on one object), `announce` (audit, Event, notification), `patch`,
-//! `snapshot`, `notify`, `kinds` (discovery), `holds` and `metrics`, `record`, `run`
+//! `snapshot`, `notify`, `kinds` (discovery), `retire` (a dropped block's finalizers), `holds` and `metrics`, `record`, `run`
 //! (leadership and configuration).
 
 mod announce;
@@ -35,6 +35,7 @@ mod notify;
 pub mod patch;
 mod reconcile;
 pub mod record;
+pub mod retire;
 mod run;
 pub mod snapshot;
 

@@ -56,12 +56,7 @@ impl std::fmt::Debug for Context {
 impl Context {
     /// The API of the object `meta` describes (namespaced when it has a namespace).
     pub fn api(&self, meta: &ObjectMeta) -> Api<DynamicObject> {
-        match meta.namespace.as_deref() {
-            Some(ns) if !ns.is_empty() => {
-                Api::namespaced_with(self.client.clone(), ns, &self.resource)
-            }
-            _ => Api::all_with(self.client.clone(), &self.resource),
-        }
+        api_for(&self.client, &self.resource, meta)
     }
 
     /// Whether this replica leads now.
@@ -116,6 +111,19 @@ impl Context {
             (Some(ns), name) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
             (_, name) => format!("{kind} {name}"),
         }
+    }
+}
+
+/// The API of the object `meta` describes, of kind `resource` (namespaced when it has a
+/// namespace).
+pub fn api_for(
+    client: &kube::Client,
+    resource: &ApiResource,
+    meta: &ObjectMeta,
+) -> Api<DynamicObject> {
+    match meta.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => Api::namespaced_with(client.clone(), ns, resource),
+        _ => Api::all_with(client.clone(), resource),
     }
 }
 

@@ -5,9 +5,9 @@
 //! |---|---|
 //! | `warrant_buffer_objects_held` | (objects whose deletion the finalizer holds now) |
 //! | `warrant_buffer_oldest_hold_seconds` | (age of the oldest hold, 0 with none) |
-//! | `warrant_buffer_finalizer_removals_total` | `outcome`: `BELOW_CRITICAL`, `COOLDOWN_ELAPSED`, `CONFIRMED`, `COOLDOWN_EXPIRED` (alert on this one), `UNPROTECTED` |
+//! | `warrant_buffer_finalizer_removals_total` | `outcome`: `BELOW_CRITICAL`, `COOLDOWN_ELAPSED`, `CONFIRMED`, `COOLDOWN_EXPIRED` (alert on this one), `UNPROTECTED`, `RETIRED` |
 //! | `warrant_buffer_finalizer_attachments_total` | (finalizers put on protected objects) |
-//! | `warrant_buffer_errors_total` | `operation`: `patch`, `risk`, `event`, `notify`, `watch`, `discovery` |
+//! | `warrant_buffer_errors_total` | `operation`: `get`, `patch`, `risk`, `event`, `notify`, `watch`, `discovery`, `retire` |
 //!
 //! The gauges are read at scrape time from the holds the controller keeps ([`Holds`]).
 

@@ -11,7 +11,9 @@ use super::error::BufferError;
 use super::kinds;
 use super::metrics::BufferMetrics;
 use super::notify::Notifier;
+use super::retire;
 use crate::cluster::Source;
+use crate::config::model::buffer::BufferSettings;
 use crate::config::model::guard::GuardSpec;
 use crate::config::model::{AuthorizerSpec, Config};
 use crate::object::ClusterView;
@@ -92,11 +94,38 @@ impl Buffer {
                 () = lost(&mut leader) => tracing::info!("buffer ring: no longer leading; controllers stopped"),
                 next = self.changed(&guards) => {
                     tracing::info!("buffer ring: the buffer settings changed; restarting the controllers");
+                    tasks.abort_all();
+                    self.retire(&client, &guards, &next).await;
                     guards = next;
                 }
             }
             tasks.abort_all();
             self.metrics.holds().clear();
+        }
+    }
+
+    /// Takes the finalizers `old` put on and `new` no longer does off every object (while
+    /// still leading); failures are logged and counted.
+    async fn retire(&self, client: &kube::Client, old: &Guards, new: &Guards) {
+        let settings = |g: &Guards| -> Vec<BufferSettings> {
+            g.iter().filter_map(|(_, s)| s.buffer.clone()).collect()
+        };
+        let (old, new) = (settings(old), settings(new));
+        let new: Vec<&BufferSettings> = new.iter().collect();
+        for (finalizer, kind) in retire::retired(&old, &new) {
+            match retire::retire(client, &kind, &finalizer, &self.metrics).await {
+                Ok(n) => tracing::info!(
+                    finalizer,
+                    group = kind.group,
+                    resource = kind.resource,
+                    removed = n,
+                    "buffer ring: finalizer retired"
+                ),
+                Err(e) => {
+                    tracing::error!(finalizer, error = %e, "buffer ring: cannot retire the finalizer; remove it by hand");
+                    self.metrics.failed("retire");
+                }
+            }
         }
     }
 

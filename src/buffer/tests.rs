@@ -199,3 +199,23 @@ fn holds_are_announced_once_and_summarised() {
     holds.clear();
     assert_eq!(holds.summary(t(100)), (0, 0.0));
 }
+
+#[test]
+fn a_dropped_block_or_kind_retires_its_finalizer_and_a_kept_one_does_not() {
+    let old = settings(false);
+    let mut renamed = settings(false);
+    renamed.finalizer = "example.com/other".into();
+    let sts = Kind {
+        group: "apps".into(),
+        resource: "statefulsets".into(),
+    };
+    assert_eq!(
+        super::retire::retired([&old], &[]),
+        vec![(DEFAULT_FINALIZER.to_owned(), sts.clone())]
+    );
+    assert_eq!(super::retire::retired([&old], &[&settings(true)]), vec![]);
+    assert_eq!(
+        super::retire::retired([&old], &[&renamed]),
+        vec![(DEFAULT_FINALIZER.to_owned(), sts)]
+    );
+}

@@ -190,3 +190,27 @@ func TestBufferWaitsForTheConfirmation(t *testing.T) {
 		t.Fatalf("release record: %+v", r)
 	}
 }
+
+// A reload that drops the buffer block takes the finalizer off the objects carrying it: a later
+// deletion is not left hanging with no controller to finish it.
+func TestBufferRetiresItsFinalizerWhenTheBlockIsDropped(t *testing.T) {
+	recv := newReceiver(t)
+	setBuffer(t, bufferKnobs{cooldown: "1m", maxHold: "1h", receiver: recv.url})
+	admin := client(t, E.scenarios, "admin")
+	const ns, name = "buf-retire", "archive"
+	protectedSet(t, admin, ns, name, "critical", 0)
+	setRing(t, "Enforce")
+	eventually(t, 15*time.Second, "the finalizer retired from "+ns+"/"+name, func() error {
+		got, err := admin.AppsV1().StatefulSets(ns).Get(ctx(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if hasString(got.Finalizers, bufferFinalizer) {
+			return fmt.Errorf("finalizers %v", got.Finalizers)
+		}
+		return nil
+	})
+	if v := bufferMetric(`warrant_buffer_finalizer_removals_total{outcome="RETIRED"}`); v == "" || v == "0" {
+		t.Fatalf("RETIRED removals = %q", v)
+	}
+}

@@ -5,8 +5,9 @@
 //! go. It runs until dropped (leadership lost, configuration changed).
 
 use super::context::Context;
+use super::holds::Holds;
 use super::reconcile::{error_policy, reconcile};
-use futures_util::StreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use kube::api::{Api, DynamicObject};
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Config, trigger_self};
@@ -28,9 +29,13 @@ pub async fn run(ctx: Arc<Context>) {
         ctx.settings.confirmation_annotation.clone(),
         ctx.settings.requester_annotation.clone(),
     ];
+    // A held object deleted by other means (its finalizer removed by hand) is never
+    // reconciled again: its hold is forgotten on the watch's Delete event.
+    let holds = ctx.metrics.holds().clone();
     let objects = watcher(api, watcher::Config::default())
         .default_backoff()
         .modify(move |o: &mut PartialObjectMeta<DynamicObject>| slim(o, &keep))
+        .inspect_ok(move |event| forget_deleted(&holds, event))
         .reflect(writer)
         .applied_objects();
     let queue = trigger_self(objects, ctx.resource.clone());
@@ -61,5 +66,12 @@ fn slim(o: &mut PartialObjectMeta<DynamicObject>, keep: &[String; 2]) {
     o.metadata.managed_fields = None;
     if let Some(a) = o.metadata.annotations.as_mut() {
         a.retain(|k, _| keep.contains(k));
+    }
+}
+
+/// Forgets the hold of a deleted object.
+fn forget_deleted(holds: &Holds, event: &watcher::Event<PartialObjectMeta<DynamicObject>>) {
+    if let watcher::Event::Delete(o) = event {
+        holds.release(o.metadata.uid.as_deref().unwrap_or(""));
     }
 }

@@ -6,7 +6,6 @@
 
 use super::context::{Context, annotation};
 use super::decide::{Deleting, Release, Waiting};
-use super::reconcile::plain_record;
 use super::record::rfc3339;
 use super::snapshot::snapshot;
 use crate::authorizer::deletion_guard::rescore::DeletionRisk;
@@ -39,7 +38,7 @@ pub async fn hold(
     };
     let message = hold_message(ctx, waiting, cooldown_ends, deadline, risk);
     tracing::info!(object = %ctx.describe(meta), "{message}");
-    let mut record = plain_record(ctx, meta, "DELETION_HELD", message.clone());
+    let mut record = ctx.record(meta, "DELETION_HELD", message.clone());
     record.deletion_timestamp = Some(rfc3339(at));
     record.cooldown_ends = Some(rfc3339(cooldown_ends));
     record.max_hold_ends = Some(rfc3339(deadline));

@@ -5,7 +5,7 @@
 use super::decide::Observed;
 use super::metrics::BufferMetrics;
 use super::notify::Notifier;
-use super::record::ObjectId;
+use super::record::{BufferRecord, ObjectId, rfc3339};
 use crate::authorizer::deletion_guard::rescore;
 use crate::config::model::buffer::BufferSettings;
 use crate::config::model::guard::GuardSpec;
@@ -95,6 +95,32 @@ impl Context {
             namespace: meta.namespace.as_deref().unwrap_or(""),
             name: meta.name.as_deref().unwrap_or(""),
             uid: meta.uid.as_deref().unwrap_or(""),
+        }
+    }
+
+    /// An audit record about the object, with no deletion details yet.
+    pub fn record<'a>(
+        &'a self,
+        meta: &'a ObjectMeta,
+        code: &'static str,
+        message: String,
+    ) -> BufferRecord<'a> {
+        BufferRecord {
+            time: rfc3339(chrono::Utc::now()),
+            stage: "buffer",
+            code,
+            guard: &self.guard,
+            object: self.id(meta),
+            finalizer: &self.settings.finalizer,
+            message,
+            deletion_timestamp: None,
+            cooldown_ends: None,
+            max_hold_ends: None,
+            require_confirmation: false,
+            requested_by: None,
+            confirmed_by_ticket: None,
+            risk: None,
+            snapshot: None,
         }
     }
 

@@ -10,7 +10,6 @@ use super::context::{Context, annotation};
 use super::decide::{self, Deleting, Observed, Release};
 use super::error::BufferError;
 use super::patch::{self, Patched, api_error};
-use super::reconcile::plain_record;
 use super::record::rfc3339;
 use crate::authorizer::deletion_guard::rescore::{self, DeletionRisk};
 use crate::object::Subject;
@@ -100,7 +99,7 @@ async fn release(
         }
         _ => tracing::info!(object = %ctx.describe(meta), "{message}"),
     }
-    let mut record = plain_record(ctx, meta, why.as_str(), message.clone());
+    let mut record = ctx.record(meta, why.as_str(), message.clone());
     record.deletion_timestamp = Some(rfc3339(at));
     record.requested_by = annotation(meta, &ctx.settings.requester_annotation);
     record.confirmed_by_ticket = annotation(meta, &ctx.settings.confirmation_annotation);

@@ -8,7 +8,6 @@ use super::decide::{self, Live};
 use super::deletion;
 use super::error::BufferError;
 use super::patch::{self, Patched};
-use super::record::{BufferRecord, rfc3339};
 use kube::api::{DynamicObject, ObjectMeta};
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
@@ -79,33 +78,6 @@ async fn live(ctx: &Context, meta: &ObjectMeta, what: Live) -> Result<Action, Bu
         false => "no longer protected: finalizer removed".to_owned(),
     };
     tracing::info!(object = %ctx.describe(meta), "{message}");
-    ctx.audit
-        .write_other(&plain_record(ctx, meta, code, message));
+    ctx.audit.write_other(&ctx.record(meta, code, message));
     Ok(Action::await_change())
-}
-
-/// A record with no deletion details.
-pub fn plain_record<'a>(
-    ctx: &'a Context,
-    meta: &'a ObjectMeta,
-    code: &'static str,
-    message: String,
-) -> BufferRecord<'a> {
-    BufferRecord {
-        time: rfc3339(chrono::Utc::now()),
-        stage: "buffer",
-        code,
-        guard: &ctx.guard,
-        object: ctx.id(meta),
-        finalizer: &ctx.settings.finalizer,
-        message,
-        deletion_timestamp: None,
-        cooldown_ends: None,
-        max_hold_ends: None,
-        require_confirmation: false,
-        requested_by: None,
-        confirmed_by_ticket: None,
-        risk: None,
-        snapshot: None,
-    }
 }

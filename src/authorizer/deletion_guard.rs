@@ -45,3 +45,5 @@ pub use state::{GuardShared, GuardStates};
 mod tests;
 #[cfg(test)]
 mod tests_admission;
+#[cfg(test)]
+mod tests_rescore;

@@ -239,7 +239,7 @@ impl Buffer {
 }
 
 /// Resolves when `leader` turns false (or its sender is gone while false).
-async fn lost(leader: &mut watch::Receiver<bool>) {
+pub(super) async fn lost(leader: &mut watch::Receiver<bool>) {
     loop {
         if !*leader.borrow_and_update() {
             return;

@@ -219,3 +219,23 @@ fn a_dropped_block_or_kind_retires_its_finalizer_and_a_kept_one_does_not() {
         vec![(DEFAULT_FINALIZER.to_owned(), sts)]
     );
 }
+
+#[tokio::test]
+async fn leadership_lost_stops_at_once_and_a_closed_always_true_channel_never_does() {
+    use std::time::Duration;
+    let (tx, mut rx) = tokio::sync::watch::channel(true);
+    let stopped = tokio::spawn(async move { super::run::lost(&mut rx).await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!stopped.is_finished());
+    tx.send_replace(false);
+    tokio::time::timeout(Duration::from_secs(1), stopped)
+        .await
+        .expect("not stopped within a second")
+        .unwrap();
+
+    // serve without leader election: the sender is dropped, the value stays true.
+    let (tx, mut rx) = tokio::sync::watch::channel(true);
+    drop(tx);
+    let never = tokio::time::timeout(Duration::from_millis(100), super::run::lost(&mut rx)).await;
+    assert!(never.is_err(), "an always-true receiver lost leadership");
+}

@@ -16,6 +16,7 @@ use crate::object::Subject;
 use chrono::{DateTime, Utc};
 use kube::api::ObjectMeta;
 use kube::runtime::controller::Action;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Slack added to a wake-up, so the cool-down has surely passed when it fires.
@@ -58,7 +59,7 @@ async fn assess(
 ) -> Result<Option<(Option<DeletionRisk>, Option<serde_json::Value>)>, BufferError> {
     let name = meta.name.as_deref().unwrap_or("");
     let stored = match ctx.api(meta).get_opt(name).await {
-        Ok(Some(o)) => serde_json::to_value(o).unwrap_or_default(),
+        Ok(Some(o)) => serde_json::to_value(o).map_err(|e| BufferError::Encode(Arc::new(e)))?,
         Ok(None) => return Ok(None),
         Err(e) => return Err(api_error("get", &ctx.describe(meta), e)),
     };

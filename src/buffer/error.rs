@@ -63,6 +63,9 @@ pub enum BufferError {
         /// How many attempts.
         attempts: u32,
     },
+    /// An object read from the API server could not be re-encoded for the risk model.
+    #[error("object encoding: {0}")]
+    Encode(Arc<serde_json::Error>),
     /// The cluster client could not be built.
     #[error("{0}")]
     Connect(Arc<crate::cluster::ConnectError>),

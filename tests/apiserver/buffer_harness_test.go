@@ -98,6 +98,9 @@ type receiver struct {
 	mu   sync.Mutex
 	got  []map[string]any
 	seen chan struct{}
+	// failFirst answers this many POSTs 503 before accepting (warrant retries with backoff).
+	failFirst int
+	refused   int
 }
 
 // newReceiver starts a receiver with a server certificate of the tier's CA.
@@ -131,6 +134,12 @@ func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.mu.Lock()
+	if r.refused < r.failFirst {
+		r.refused++
+		r.mu.Unlock()
+		http.Error(w, "not yet", http.StatusServiceUnavailable)
+		return
+	}
 	r.got = append(r.got, doc)
 	r.mu.Unlock()
 	r.seen <- struct{}{}

@@ -161,6 +161,7 @@ func TestBufferReleasesAtMaxHoldWithCooldownExpired(t *testing.T) {
 // confirmation annotation, then gone.
 func TestBufferWaitsForTheConfirmation(t *testing.T) {
 	recv := newReceiver(t)
+	recv.failFirst = 2 // the notification gets through on the third attempt (waits 1s, 2s)
 	setBuffer(t, bufferKnobs{cooldown: "2s", maxHold: "1h", confirm: true, receiver: recv.url})
 	admin := client(t, E.scenarios, "admin")
 	const ns, name = "buf-confirm", "payments"
@@ -173,6 +174,9 @@ func TestBufferWaitsForTheConfirmation(t *testing.T) {
 	held := waitBuffer(t, m, "DELETION_HELD", ns, name, 10*time.Second)
 	if !strings.Contains(held.Message, "warrant.dev/deletion-confirmed") {
 		t.Fatalf("hold message does not say what it waits for: %q", held.Message)
+	}
+	if note := recv.waitFor(t, ns, name, 10*time.Second); note["requireConfirmation"] != true {
+		t.Fatalf("notification after two refusals: %v", note)
 	}
 	// Well past the cool-down: still there.
 	time.Sleep(time.Until(deleted.Add(5 * time.Second)))

@@ -218,3 +218,42 @@ func TestBufferRetiresItsFinalizerWhenTheBlockIsDropped(t *testing.T) {
 		t.Fatalf("RETIRED removals = %q", v)
 	}
 }
+
+// Stateless: warrant-admission stopped in the middle of a hold and started again finishes the
+// pending cool-down from the object alone (its deletionTimestamp), as a new leader would.
+func TestBufferARestartedControllerFinishesAPendingCooldown(t *testing.T) {
+	recv := newReceiver(t)
+	setBuffer(t, bufferKnobs{cooldown: "10s", maxHold: "1h", receiver: recv.url})
+	admin := client(t, E.scenarios, "admin")
+	const ns, name = "buf-restart", "queue"
+	protectedSet(t, admin, ns, name, "critical", 1)
+	m := markLog(E.ring.audit)
+	deleted := deleteAsSRE(t, ns, name)
+	if deleted.IsZero() {
+		t.Fatal("the CRITICAL StatefulSet was gone at once")
+	}
+	waitBuffer(t, m, "DELETION_HELD", ns, name, 10*time.Second)
+	E.ring.admission.stop(5 * time.Second)
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = E.startAdmission()
+		}
+	})
+	time.Sleep(time.Second)
+	if got, err := admin.AppsV1().StatefulSets(ns).Get(ctx(t), name, metav1.GetOptions{}); err != nil || got.DeletionTimestamp == nil {
+		t.Fatalf("with no controller running: %v", err)
+	}
+	if err := E.startAdmission(); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	gone := waitGone(t, admin, ns, name, 30*time.Second)
+	if gone.Before(deleted.Add(10 * time.Second)) {
+		t.Fatalf("gone at %s, before the cool-down's end %s", gone, deleted.Add(10*time.Second))
+	}
+	waitBuffer(t, m, "COOLDOWN_ELAPSED", ns, name, 5*time.Second)
+	t.Logf("held by one process, released by its successor %s after the deletionTimestamp", gone.Sub(deleted).Round(time.Millisecond))
+	// Leave the ring's chain served, as the retire scenario does, for the tests after these.
+	setRing(t, "Enforce")
+}

@@ -23,13 +23,16 @@
 //!    on a Lease), [`replay`] (recorded
 //!    traffic judged again by a candidate chain) and [`cluster`] (the `kube` client, the
 //!    metadata cache of watches behind `object::ClusterView`, and its file-backed twin);
-//! 6. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
+//! 6. [`buffer`]: the buffer ring's cool-down controller (finalizers, holds, notifications),
+//!    started by `serve`;
+//! 7. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
 //!    subcommand). `main.rs` only parses and dispatches.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod admission;
 pub mod authorizer;
+pub mod buffer;
 pub mod cel;
 pub mod cli;
 pub mod clock;

@@ -29,6 +29,7 @@ mod metrics;
 mod objects;
 mod pipeline;
 pub mod rate;
+pub mod rescore;
 mod risk;
 mod scope;
 mod state;
@@ -47,3 +48,5 @@ pub use state::{GuardShared, GuardStates, SharedBuckets};
 mod tests;
 #[cfg(test)]
 mod tests_admission;
+#[cfg(test)]
+mod tests_rescore;

@@ -160,10 +160,12 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .as_ref()
         .map(|_| Arc::new(cluster::Cache::new(cluster::CacheOptions::default())));
     let leader_metrics = crate::leader::LeaderMetrics::default();
+    let buffer_metrics = crate::buffer::BufferMetrics::default();
     let metrics = Arc::new(Metrics::with_extra(|r| {
         leader_metrics.register(r);
         if let Some(cache) = &cache {
             cluster::metrics::register(cache, r);
+            buffer_metrics.register(r);
         }
     }));
     // Leadership: the receiver the once-per-cluster controllers act on; the election releases
@@ -265,6 +267,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         move || live.load().is_some_and(|a| a.chain.admits())
     };
     let annotator = Arc::new(cluster::Annotator::new(cluster_source.clone()));
+    let buffer_source = cluster_source.clone();
     let (cluster_view, cluster_task): (Arc<dyn ClusterView>, _) = match (cluster_source, cache) {
         (Some(source), Some(cache)) => {
             let task = tokio::spawn(cluster::open_when_needed(cache.clone(), source, needed));
@@ -275,6 +278,20 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             tokio::spawn(cluster::warn_unconnected(needed)),
         ),
     };
+
+    // The buffer ring's controller, once a guard has a `buffer` block. It acts only while
+    // this replica leads; without leader election the receiver is always true.
+    let leader = leadership.leading.clone();
+    let buffer_task = buffer_source.map(|source| {
+        let buffer = crate::buffer::Buffer {
+            live: live.clone(),
+            source,
+            view: cluster_view.clone(),
+            audit: audit.clone(),
+            metrics: buffer_metrics,
+        };
+        tokio::spawn(buffer.run(leader))
+    });
 
     let (live_for_signals, metrics_for_signals) = (live.clone(), metrics.clone());
     let state = Arc::new(AppState {
@@ -328,6 +345,11 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     // The task holds the audit sink: let it go before the last drop flushes the sink.
     let _ = signals.await;
     cluster_task.abort();
+    if let Some(task) = buffer_task {
+        task.abort();
+        // The task holds the audit sink too.
+        let _ = task.await;
+    }
     drop(audit);
     tracing::info!("stopped");
     Ok(())

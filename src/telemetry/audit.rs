@@ -494,6 +494,24 @@ impl AuditSink {
         }
     }
 
+    /// Queues one record of another stage (the buffer ring's, `"stage": "buffer"`); never
+    /// blocks. The record carries no user `extra`, so nothing is redacted.
+    pub fn write_other(&self, record: &impl Serialize) {
+        if self.tx.is_none() {
+            return;
+        }
+        match serde_json::to_vec(record) {
+            Ok(mut line) => {
+                line.push(b'\n');
+                self.send(line);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "audit record cannot be encoded; dropped");
+                self.metrics.record_audit_dropped();
+            }
+        }
+    }
+
     /// The record's JSON, with the redacted extra keys left out.
     fn encode(&self, record: &AuditRecord<'_>) -> serde_json::Result<Vec<u8>> {
         let redacts = |extra: &BTreeMap<String, Vec<String>>| {

@@ -44,22 +44,30 @@ func TestShippedClusterRoleIsLeastPrivilege(t *testing.T) {
 		{"apps", "replicasets"}, {"apps", "deployments"}, {"apps", "statefulsets"}, {"apps", "daemonsets"},
 		{"batch", "jobs"}, {"batch", "cronjobs"}, {"networking.k8s.io", "ingresses"},
 	}
+	// The buffer ring's default kinds: get (risk, snapshot) and patch (the finalizer) too.
+	buffered := map[string]bool{"persistentvolumeclaims": true, "namespaces": true,
+		"deployments": true, "statefulsets": true, "daemonsets": true}
 	for _, k := range cached {
-		for _, verb := range []string{"list", "watch"} {
+		allowed := []string{"list", "watch"}
+		denied := []string{"get", "create", "update", "patch", "delete", "deletecollection"}
+		if buffered[k.resource] {
+			allowed = []string{"list", "watch", "get", "patch"}
+			denied = []string{"create", "update", "delete", "deletecollection"}
+		}
+		for _, verb := range allowed {
 			if !can(verb, k.group, k.resource) {
-				t.Errorf("warrant's service account cannot %s %s.%s: the cluster cache needs it", verb, k.resource, k.group)
+				t.Errorf("warrant's service account cannot %s %s.%s: the cluster cache or the buffer ring needs it", verb, k.resource, k.group)
 			}
 		}
-		// The buffer ring's kinds are patched (the requester annotation of a held deletion).
-		buffered := k.group == "apps" && k.resource != "replicasets" ||
-			k.group == "" && (k.resource == "persistentvolumeclaims" || k.resource == "namespaces")
-		if buffered != can("patch", k.group, k.resource) {
-			t.Errorf("warrant's service account may patch %s.%s: %v, want %v", k.resource, k.group, !buffered, buffered)
-		}
-		for _, verb := range []string{"get", "create", "update", "delete", "deletecollection"} {
+		for _, verb := range denied {
 			if can(verb, k.group, k.resource) {
-				t.Errorf("warrant's service account may %s %s.%s: more than the cache needs", verb, k.resource, k.group)
+				t.Errorf("warrant's service account may %s %s.%s: more than the cache and the buffer ring need", verb, k.resource, k.group)
 			}
+		}
+	}
+	for _, verb := range []string{"create", "patch"} {
+		if !can(verb, "events.k8s.io", "events") {
+			t.Errorf("warrant's service account cannot %s events.events.k8s.io: the buffer ring needs it", verb)
 		}
 	}
 	for _, k := range []struct{ verb, group, resource string }{

@@ -213,7 +213,7 @@ fn label_level(object: &Subject, key: &str) -> Option<LabelLevel> {
 
 /// A label value's level, case-insensitively; an unknown value reads as `standard` (the object
 /// is still protected, at the lowest level).
-fn read_level(value: &str) -> LabelLevel {
+pub(super) fn read_level(value: &str) -> LabelLevel {
     LabelLevel {
         level: Level::parse(&value.to_ascii_lowercase()).unwrap_or(Level::Standard),
         value: value.to_owned(),

@@ -243,7 +243,7 @@ fn namespace_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Level> {
 /// The highest level of the protected resource rules naming the target. A collection delete
 /// names no object but may sweep the named ones, so it is judged at the highest level of every
 /// rule for its kind, named objects included.
-fn resource_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Level> {
+pub(super) fn resource_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Level> {
     let collection = target.verb == "deletecollection";
     spec.resources
         .iter()

@@ -23,10 +23,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-const LABEL: &str = "sre.example.com/protection-level";
+pub(super) const LABEL: &str = "sre.example.com/protection-level";
 const ANNOTATION: &str = "sre.example.com/ticket";
 /// A Wednesday, inside the default business hours (every day 10:00-22:00 UTC).
-const IN_HOURS: &str = "2026-12-02T12:00:00Z";
+pub(super) const IN_HOURS: &str = "2026-12-02T12:00:00Z";
 /// The same Wednesday, outside them.
 const OUT_OF_HOURS: &str = "2026-12-02T23:00:00Z";
 
@@ -41,12 +41,12 @@ tickets:
 /// `labelled` objects, every target has `dependents`, every CRD `remaining` objects;
 /// `not_ready` fails every question.
 #[derive(Debug, Default, Clone)]
-struct Fixed {
-    not_ready: Option<&'static str>,
-    namespace_level: Option<&'static str>,
-    labelled: LabelValues,
-    dependents: Dependents,
-    remaining: u64,
+pub(super) struct Fixed {
+    pub(super) not_ready: Option<&'static str>,
+    pub(super) namespace_level: Option<&'static str>,
+    pub(super) labelled: LabelValues,
+    pub(super) dependents: Dependents,
+    pub(super) remaining: u64,
 }
 
 impl Fixed {
@@ -87,7 +87,7 @@ impl ClusterView for Fixed {
 }
 
 /// `n` running pods, all behind ingress `shop/web` and service `shop/web`, mounting `shop/data`.
-fn served_by(n: u32) -> Dependents {
+pub(super) fn served_by(n: u32) -> Dependents {
     Dependents {
         running_pods: n,
         ingress_pods: n,
@@ -97,13 +97,13 @@ fn served_by(n: u32) -> Dependents {
     }
 }
 
-fn at(s: &str) -> DateTime<Utc> {
+pub(super) fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
 
 /// A guard whose `guard:` block is `block` (the tickets file lives in `dir`).
 #[track_caller]
-fn guard(dir: &Path, block: &str) -> DeletionGuard {
+pub(super) fn guard(dir: &Path, block: &str) -> DeletionGuard {
     std::fs::write(dir.join("tickets.yaml"), TICKETS).unwrap();
     let yaml = format!(
         "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n    protectionLabel: {LABEL}\n    ticketAnnotation: {ANNOTATION}\n    tickets: {{file: tickets.yaml, approvals: {{high: 1, critical: 2}}}}\n{block}"
@@ -131,14 +131,14 @@ fn object(kind: &str, name: &str, labels: Value, annotations: Value, replicas: i
 }
 
 /// A labelled Deployment `shop/web` without replicas.
-fn web(level: Option<&str>, ticket: Option<&str>) -> Value {
+pub(super) fn web(level: Option<&str>, ticket: Option<&str>) -> Value {
     let labels = level.map_or(json!({}), |l| json!({LABEL: l}));
     let annotations = ticket.map_or(json!({}), |t| json!({ANNOTATION: t}));
     object("Deployment", "web", labels, annotations, 0)
 }
 
 /// One admission request, as `/admit` builds its input from an `AdmissionReview`.
-struct Request {
+pub(super) struct Request {
     operation: &'static str,
     group: &'static str,
     resource: &'static str,
@@ -153,7 +153,7 @@ struct Request {
 }
 
 impl Request {
-    fn delete(old: Value) -> Self {
+    pub(super) fn delete(old: Value) -> Self {
         Self {
             operation: "DELETE",
             group: "apps",
@@ -200,13 +200,13 @@ impl Request {
 
 /// What the guard answered, as `/admit` reads it.
 #[derive(Debug)]
-struct Judged {
-    decision: Decision,
-    message: String,
-    code: String,
-    assessment: Value,
-    annotations: BTreeMap<&'static str, String>,
-    observed: bool,
+pub(super) struct Judged {
+    pub(super) decision: Decision,
+    pub(super) message: String,
+    pub(super) code: String,
+    pub(super) assessment: Value,
+    pub(super) annotations: BTreeMap<&'static str, String>,
+    pub(super) observed: bool,
 }
 
 async fn try_judge(g: &DeletionGuard, input: &Input) -> Result<Option<Judged>, AuthorizerError> {
@@ -240,7 +240,7 @@ async fn try_judge(g: &DeletionGuard, input: &Input) -> Result<Option<Judged>, A
 }
 
 #[track_caller]
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -250,7 +250,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 /// The guard's judgement of `request` at `now` over `view`; it must be one (not out of scope).
 #[track_caller]
-fn judge(g: &DeletionGuard, request: &Request, view: &Fixed, now: &str) -> Judged {
+pub(super) fn judge(g: &DeletionGuard, request: &Request, view: &Fixed, now: &str) -> Judged {
     let input = request.input(view, now);
     match block_on(try_judge(g, &input)) {
         Ok(Some(j)) => j,

@@ -1,0 +1,177 @@
+//! [`Context`]: what one kind's controller needs (the guard's settings, the resolved kind, the
+//! clients, the audit writer, the metrics, leadership), and the reads every step makes of an
+//! object's metadata.
+
+use super::decide::Observed;
+use super::metrics::BufferMetrics;
+use super::notify::Notifier;
+use super::record::{BufferRecord, ObjectId, rfc3339};
+use crate::authorizer::deletion_guard::rescore;
+use crate::config::model::buffer::BufferSettings;
+use crate::config::model::guard::GuardSpec;
+use crate::object::{ClusterView, Subject};
+use crate::telemetry::audit::AuditSink;
+use chrono::{DateTime, Utc};
+use kube::api::{Api, DynamicObject, ObjectMeta};
+use kube::discovery::ApiResource;
+use kube::runtime::events::Recorder;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// One guard's buffer ring over one kind.
+pub struct Context {
+    /// The DeletionGuard entry's name.
+    pub guard: String,
+    /// Its settings (the risk model's input).
+    pub spec: Arc<GuardSpec>,
+    /// Its `buffer` block.
+    pub settings: BufferSettings,
+    /// The kind, as discovered.
+    pub resource: ApiResource,
+    /// The cluster client.
+    pub client: kube::Client,
+    /// Dependents of an object (the cluster cache).
+    pub view: Arc<dyn ClusterView>,
+    /// The audit writer.
+    pub audit: Arc<AuditSink>,
+    /// The metrics.
+    pub metrics: BufferMetrics,
+    /// Publishes Events.
+    pub recorder: Arc<Recorder>,
+    /// The notification receivers.
+    pub notifier: Notifier,
+    /// True while this replica leads.
+    pub leader: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("guard", &self.guard)
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// The API of the object `meta` describes (namespaced when it has a namespace).
+    pub fn api(&self, meta: &ObjectMeta) -> Api<DynamicObject> {
+        api_for(&self.client, &self.resource, meta)
+    }
+
+    /// Whether this replica leads now.
+    pub fn leading(&self) -> bool {
+        *self.leader.borrow()
+    }
+
+    /// What the controller sees of an object.
+    pub fn observe(&self, meta: &ObjectMeta) -> Observed {
+        let s = &self.settings;
+        let level = rescore::object_protection(
+            &self.spec,
+            &self.resource.group,
+            &self.resource.plural,
+            &metadata_subject(meta),
+        );
+        Observed {
+            has_finalizer: meta
+                .finalizers
+                .as_deref()
+                .is_some_and(|l| l.contains(&s.finalizer)),
+            protected: level.is_some_and(|l| l >= s.finalize_at),
+            deletion: meta
+                .deletion_timestamp
+                .as_ref()
+                .and_then(|t| chrono_time(&t.0)),
+            confirmed: annotation(meta, &s.confirmation_annotation).is_some(),
+        }
+    }
+
+    /// The object an audit record is about.
+    pub fn id<'a>(&'a self, meta: &'a ObjectMeta) -> ObjectId<'a> {
+        ObjectId {
+            api_version: &self.resource.api_version,
+            kind: &self.resource.kind,
+            namespace: meta.namespace.as_deref().unwrap_or(""),
+            name: meta.name.as_deref().unwrap_or(""),
+            uid: meta.uid.as_deref().unwrap_or(""),
+        }
+    }
+
+    /// An audit record about the object, with no deletion details yet.
+    pub fn record<'a>(
+        &'a self,
+        meta: &'a ObjectMeta,
+        code: &'static str,
+        message: String,
+    ) -> BufferRecord<'a> {
+        BufferRecord {
+            time: rfc3339(chrono::Utc::now()),
+            stage: "buffer",
+            code,
+            guard: &self.guard,
+            object: self.id(meta),
+            finalizer: &self.settings.finalizer,
+            message,
+            deletion_timestamp: None,
+            cooldown_ends: None,
+            max_hold_ends: None,
+            require_confirmation: false,
+            requested_by: None,
+            confirmed_by_ticket: None,
+            risk: None,
+            snapshot: None,
+        }
+    }
+
+    /// `resource[.group] [namespace/]name`, as logs name an object.
+    pub fn describe(&self, meta: &ObjectMeta) -> String {
+        let kind = match self.resource.group.as_str() {
+            "" => self.resource.plural.clone(),
+            g => format!("{}.{g}", self.resource.plural),
+        };
+        match (
+            meta.namespace.as_deref(),
+            meta.name.as_deref().unwrap_or(""),
+        ) {
+            (Some(ns), name) if !ns.is_empty() => format!("{kind} {ns}/{name}"),
+            (_, name) => format!("{kind} {name}"),
+        }
+    }
+}
+
+/// The API of the object `meta` describes, of kind `resource` (namespaced when it has a
+/// namespace).
+pub fn api_for(
+    client: &kube::Client,
+    resource: &ApiResource,
+    meta: &ObjectMeta,
+) -> Api<DynamicObject> {
+    match meta.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => Api::namespaced_with(client.clone(), ns, resource),
+        _ => Api::all_with(client.clone(), resource),
+    }
+}
+
+/// The value of annotation `key`, when set and not empty.
+pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    meta.annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+        .filter(|v| !v.is_empty())
+}
+
+/// The object's metadata as a [`Subject`] (what the protection rule reads: name, namespace,
+/// labels).
+fn metadata_subject(meta: &ObjectMeta) -> Subject {
+    Subject::new(serde_json::json!({ "metadata": {
+        "name": meta.name, "namespace": meta.namespace, "labels": meta.labels,
+    }}))
+}
+
+/// A Kubernetes time as chrono's.
+pub fn chrono_time(t: &k8s_openapi::jiff::Timestamp) -> Option<DateTime<Utc>> {
+    let nanos = u32::try_from(t.subsec_nanosecond()).ok()?;
+    DateTime::from_timestamp(t.as_second(), nanos)
+}

@@ -38,11 +38,11 @@ mod windows;
 
 pub use crate::config::model::guard::{GuardSpec, Level, Mode};
 pub use assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
-pub use cluster_buckets::{BucketError, BucketKey, BucketLevel, ClusterBuckets};
+pub use cluster_buckets::{BucketError, BucketKey, BucketLevel, ClusterBuckets, SharedBuckets};
 pub use error::GuardError;
 pub use pipeline::DeletionGuard;
 pub use scope::Target;
-pub use state::{GuardShared, GuardStates, SharedBuckets};
+pub use state::{GuardShared, GuardStates};
 
 #[cfg(test)]
 mod tests;

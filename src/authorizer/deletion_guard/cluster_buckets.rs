@@ -4,11 +4,27 @@
 //! The implementation (a Lease per bucket, optimistic on `resourceVersion`) is
 //! `crate::cluster::buckets`; the guard bounds each call by the review's deadline.
 
-use crate::authorizer::BoxFuture;
 use crate::config::model::guard::RateLimit;
 use chrono::{DateTime, Utc};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use thiserror::Error;
+
+/// A boxed future of a bucket store (the same shape as the authorizers' `BoxFuture`, spelled
+/// here so that this module depends on nothing above the guard).
+pub type BucketFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The cluster's buckets as one guard uses them: the store and the guard's name, part of
+/// every bucket's key.
+#[derive(Debug, Clone)]
+pub struct SharedBuckets {
+    /// The guard's name in the chain.
+    pub guard: String,
+    /// The store.
+    pub store: Arc<dyn ClusterBuckets>,
+}
 
 /// One bucket: the guard, the limit (its index and settings) and the user it counts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -105,14 +121,14 @@ pub trait ClusterBuckets: Send + Sync + fmt::Debug {
         &'a self,
         key: &'a BucketKey,
         now: DateTime<Utc>,
-    ) -> BoxFuture<'a, Result<bool, BucketError>>;
+    ) -> BucketFuture<'a, Result<bool, BucketError>>;
 
     /// Takes one token: `true` when taken, `false` when the bucket is empty.
     fn take<'a>(
         &'a self,
         key: &'a BucketKey,
         now: DateTime<Utc>,
-    ) -> BoxFuture<'a, Result<bool, BucketError>>;
+    ) -> BucketFuture<'a, Result<bool, BucketError>>;
 }
 
 #[cfg(test)]

@@ -6,10 +6,9 @@
 
 use super::assessment::GuardCode;
 use super::case::Case;
-use super::cluster_buckets::{BucketError, BucketKey};
+use super::cluster_buckets::{BucketError, BucketKey, SharedBuckets};
 use super::conclusion::Finding;
 use super::error::GuardError;
-use super::state::SharedBuckets;
 use crate::authorizer::Deadline;
 use crate::config::model::guard::{RateLimit, RateLimitScope, RateLimitStage};
 use chrono::{DateTime, Utc};

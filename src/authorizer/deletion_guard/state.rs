@@ -2,7 +2,7 @@
 //! configuration reload when the guard's settings and failure policy are unchanged. The chain
 //! keeps the [`GuardStates`] of the guards it built, so that the next build can find them.
 
-use super::cluster_buckets::ClusterBuckets;
+use super::cluster_buckets::SharedBuckets;
 use super::rate::Buckets;
 use super::tickets::TicketSource;
 use crate::config::FailurePolicy;
@@ -24,16 +24,6 @@ pub struct GuardShared {
     pub tickets: Option<Arc<TicketSource>>,
     /// The cluster's buckets (`scope: Cluster` limits), when warrant has a cluster.
     pub cluster: Option<SharedBuckets>,
-}
-
-/// The cluster's buckets as one guard uses them: the store and the guard's name, part of
-/// every bucket's key.
-#[derive(Debug, Clone)]
-pub struct SharedBuckets {
-    /// The guard's name in the chain.
-    pub guard: String,
-    /// The store.
-    pub store: Arc<dyn ClusterBuckets>,
 }
 
 impl GuardShared {

@@ -29,16 +29,15 @@ import (
 )
 
 const (
-	bufferFinalizer    = "warrant.dev/deletion-cooldown"
 	bufferConfirmation = "warrant.dev/deletion-confirmed"
 	bufferRequester    = "warrant.dev/deletion-requested-by"
 	bufferNS           = "buffer-shop"
 	bufferConfirmer    = "buffer-confirmer"
 )
 
-// bufferTickets: CHG-BUF-1 approves changes in buffer-shop (two approvers, as critical needs);
+// ringBufferTickets: CHG-BUF-1 approves changes in buffer-shop (two approvers, as critical needs);
 // CHG-BUF-ONE has one approver only.
-const bufferTickets = `tickets:
+const ringBufferTickets = `tickets:
   - id: CHG-BUF-1
     status: Approved
     approvers: [carol, dave]
@@ -54,7 +53,7 @@ const bufferTickets = `tickets:
 // setBufferRing serves the ring's chain with a buffer block requiring confirmation.
 func setBufferRing(t *testing.T) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(filepath.Dir(E.warrantCfg), "ring-tickets.yaml"), []byte(bufferTickets), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(filepath.Dir(E.warrantCfg), "ring-tickets.yaml"), []byte(ringBufferTickets), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	setWarrantConfig(t, ringConfig("Enforce")+`      buffer:

@@ -82,6 +82,13 @@ impl Buffer {
                 );
                 return;
             }
+            // The configuration may have changed while another replica led (or while this
+            // one waited to lead): act on the one served now, retiring what it dropped.
+            let now = self.guards();
+            if now != guards {
+                self.retire(&client, &guards, &now).await;
+                guards = now;
+            }
             tracing::info!(
                 guards = guards.len(),
                 "buffer ring: leading; starting the controllers"

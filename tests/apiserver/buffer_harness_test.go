@@ -89,6 +89,10 @@ func setBuffer(t *testing.T, k bufferKnobs) {
 		t.Fatal(err)
 	}
 	setWarrantConfig(t, bufferConfig(k))
+	// The controller looks at the served configuration once a second (src/buffer/run.rs, POLL)
+	// and restarts on a change of its buffer blocks: give it that second, so that what a
+	// scenario does next meets the new settings.
+	time.Sleep(1500 * time.Millisecond)
 }
 
 // receiver is a loopback HTTPS server recording the notifications it is POSTed.

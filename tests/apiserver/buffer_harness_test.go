@@ -36,7 +36,7 @@ const bufferTickets = `tickets:
     status: Approved
     approvers: [carol, dave]
     expires: "2030-01-01T00:00:00Z"
-    scope: {namespaces: [buf-cool, buf-high, buf-expire, buf-confirm, buf-retire, buf-restart]}
+    scope: {namespaces: [buf-cool, buf-high, buf-expire, buf-confirm, buf-retire, buf-restart, buf-failover]}
 `
 
 // bufferKnobs are what the scenarios vary.
@@ -81,6 +81,18 @@ authorizers:
 // setBuffer serves the buffer chain from every warrant (and waits for warrant-admission).
 func setBuffer(t *testing.T, k bufferKnobs) {
 	t.Helper()
+	writeBufferFiles(t)
+	setWarrantConfig(t, bufferConfig(k))
+	// The controller looks at the served configuration once a second (src/buffer/run.rs, POLL)
+	// and restarts on a change of its buffer blocks: give it that second, so that what a
+	// scenario does next meets the new settings.
+	time.Sleep(1500 * time.Millisecond)
+}
+
+// writeBufferFiles writes the files bufferConfig names (tickets, the receiver's CA) beside the
+// served configuration.
+func writeBufferFiles(t *testing.T) {
+	t.Helper()
 	dir := filepath.Dir(E.warrantCfg)
 	if err := os.WriteFile(filepath.Join(dir, "buffer-tickets.yaml"), []byte(bufferTickets), 0o600); err != nil {
 		t.Fatal(err)
@@ -88,11 +100,6 @@ func setBuffer(t *testing.T, k bufferKnobs) {
 	if err := os.WriteFile(filepath.Join(dir, "buffer-receiver-ca.pem"), E.pki.caPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	setWarrantConfig(t, bufferConfig(k))
-	// The controller looks at the served configuration once a second (src/buffer/run.rs, POLL)
-	// and restarts on a change of its buffer blocks: give it that second, so that what a
-	// scenario does next meets the new settings.
-	time.Sleep(1500 * time.Millisecond)
 }
 
 // receiver is a loopback HTTPS server recording the notifications it is POSTed.
@@ -194,7 +201,8 @@ func (r bufferRecord) is(code, ns, name string) bool {
 	return r.Stage == "buffer" && r.Code == code && r.Object.Namespace == ns && r.Object.Name == name
 }
 
-// waitBuffer waits (up to d) for warrant-admission's buffer record code about ns/name.
+// waitBuffer waits (up to d) for a buffer record code about ns/name in the audit log of m
+// (warrant-admission's unless the mark names another).
 func waitBuffer(t *testing.T, m logMark, code, ns, name string, d time.Duration) bufferRecord {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -205,7 +213,7 @@ func waitBuffer(t *testing.T, m logMark, code, ns, name string, d time.Duration)
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("warrant-admission's audit has no buffer record %s of %s/%s within %s", code, ns, name, d)
+			t.Fatalf("%s has no buffer record %s of %s/%s within %s", filepath.Base(m.path), code, ns, name, d)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -214,6 +222,12 @@ func waitBuffer(t *testing.T, m logMark, code, ns, name string, d time.Duration)
 // protectedSet creates namespace ns and a StatefulSet labelled level with the approved ticket
 // annotated, and n running pods it owns; it waits for the controller's finalizer.
 func protectedSet(t *testing.T, c *kubernetes.Clientset, ns, name, level string, n int) *appsv1.StatefulSet {
+	t.Helper()
+	return protectedSetWith(t, c, ns, name, level, n, bufferFinalizer)
+}
+
+// protectedSetWith is protectedSet waiting for finalizer (a buffer block naming its own).
+func protectedSetWith(t *testing.T, c *kubernetes.Clientset, ns, name, level string, n int, finalizer string) *appsv1.StatefulSet {
 	t.Helper()
 	labelledNamespace(t, E.scenarios, ns, nil)
 	lbls := map[string]string{"app": name}
@@ -242,7 +256,7 @@ func protectedSet(t *testing.T, c *kubernetes.Clientset, ns, name, level string,
 		if err != nil {
 			return err
 		}
-		if !hasString(got.Finalizers, bufferFinalizer) {
+		if !hasString(got.Finalizers, finalizer) {
 			return fmt.Errorf("finalizers %v", got.Finalizers)
 		}
 		s = got

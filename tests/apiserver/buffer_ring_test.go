@@ -50,16 +50,22 @@ const ringBufferTickets = `tickets:
     scope: {namespaces: [buffer-shop]}
 `
 
-// setBufferRing serves the ring's chain with a buffer block requiring confirmation.
+// setBufferRing serves the ring's chain with a buffer block requiring confirmation. The
+// controller runs too (warrant-admission leads): the thresholds make a critical label and
+// business hours CRITICAL (40 + 10 >= 50) and the cool-down is long, so it holds these
+// scenarios' objects instead of releasing them while they are judged.
 func setBufferRing(t *testing.T) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(filepath.Dir(E.warrantCfg), "ring-tickets.yaml"), []byte(ringBufferTickets), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	setWarrantConfig(t, ringConfig("Enforce")+`      buffer:
+	setWarrantConfig(t, ringConfig("Enforce")+`      riskThresholds: {medium: 10, high: 30, critical: 50}
+      buffer:
         finalizeAt: high
         requireConfirmation: true
+        cooldown: 1h
 `)
+	time.Sleep(1500 * time.Millisecond) // the controller's look at the new settings (setBuffer)
 }
 
 // bufferUser is a cluster-admin client impersonating user (through RBAC; warrant's rings still

@@ -15,7 +15,7 @@ use super::tickets::{self, Demand, Ticketed};
 use super::{buffered, gates, rate, risk, windows};
 use crate::authorizer::metrics::Families;
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
-use crate::config::model::guard::{GuardSpec, Level, Mode};
+use crate::config::model::guard::{GuardSpec, Level, Mode, RateLimitStage};
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
 use crate::object::{ObjectContext, Operation};
@@ -190,6 +190,7 @@ impl DeletionGuard {
             buckets: &self.shared.buckets,
             cluster: self.shared.cluster.as_ref(),
             deadline,
+            advisory: case.facts.is_none() && spec.rate_limit_stage == RateLimitStage::Admission,
         };
         if let Some(stop) = gates::break_glass(spec, case) {
             return Ok(stop);

@@ -122,6 +122,11 @@ pub(super) struct Meter<'a> {
     pub cluster: Option<&'a SharedBuckets>,
     /// When the review must be answered.
     pub deadline: Deadline,
+    /// This ring only looks and the other one spends and enforces (the authorization ring
+    /// under `rateLimitStage: Admission`): without a cluster connection configured here (the
+    /// authorization ring beside kube-apiserver usually has none), a `scope: Cluster` bucket is
+    /// left to the validation ring instead of failing every covered request.
+    pub advisory: bool,
 }
 
 /// `RATE_LIMITED` at the first limit covering the target whose bucket for the requester is
@@ -178,6 +183,12 @@ async fn in_cluster(
     take: bool,
 ) -> Result<bool, GuardError> {
     let Some(shared) = m.cluster else {
+        if m.advisory && !take {
+            tracing::debug!(
+                "cluster-scoped rate limit left to the validation ring: no cluster connection here"
+            );
+            return Ok(true);
+        }
         return Err(failed(BucketError::NoCluster));
     };
     let key = BucketKey {

@@ -502,3 +502,28 @@ fn issue_11_denied_requests_spend_no_rate_limit_token() {
         assert_eq!(code, "ALLOW", "{mode}");
     }
 }
+
+/// Issue 12: with `rateLimitStage: Admission` the authorization ring only looks at a
+/// `scope: Cluster` bucket, and without a cluster connection (the authorization ring beside
+/// kube-apiserver usually has none) it leaves the limit to the validation ring, which spends and
+/// enforces; with `rateLimitStage: Authorization` the same guard has failed (its failure
+/// policy), never a pass.
+#[test]
+fn issue_12_cluster_limit_without_a_cluster_is_left_to_the_spending_ring() {
+    let limit = "    rateLimits: [{group: apps, resource: deployments, count: 1, per: 1h, scope: Cluster}]\n";
+    let advisory = guard_of(&format!("    rateLimitStage: Admission\n{limit}"));
+    for _ in 0..3 {
+        let (decision, message, code, _) =
+            judged(&advisory, &deployments("delete", "cart", "jane"));
+        assert_eq!(
+            (decision, code.as_str()),
+            (Decision::NoOpinion, "ALLOW"),
+            "{message}"
+        );
+    }
+    let spending = guard_of(&format!("    rateLimitStage: Authorization\n{limit}"));
+    let err = spending
+        .judge(&deployments("delete", "cart", "jane"))
+        .expect_err("a spending ring without its cluster buckets has failed");
+    assert!(err.to_string().contains("no cluster connection"), "{err}");
+}

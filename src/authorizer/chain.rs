@@ -424,7 +424,7 @@ impl Chain {
     /// The buffer settings of the chain's DeletionGuard entries that have a `buffer:` block, in
     /// chain order, with the entry's name and whether it enforces (the validation ring records
     /// who asks for the deletion of an object carrying one of their finalizers).
-    pub fn buffers(&self) -> Vec<(&AuthorizerName, &BufferSettings, bool)> {
+    pub fn buffers(&self) -> impl Iterator<Item = (&AuthorizerName, &BufferSettings, bool)> {
         self.entries
             .iter()
             .filter(|e| e.authorizer_type == AuthorizerType::DeletionGuard)
@@ -433,7 +433,6 @@ impl Chain {
                 let buffer = shared.spec.buffer.as_ref()?;
                 Some((&e.name, buffer, shared.spec.mode == GuardMode::Enforce))
             })
-            .collect()
     }
 
     /// Whether any entry judges admission requests (the validation ring needs a cluster view).

@@ -434,6 +434,7 @@ func (e *env) setup() error {
 	if err := os.MkdirAll(filepath.Dir(e.warrantCfg), 0o700); err != nil {
 		return err
 	}
+	servedConfig = cfgAlwaysDeny
 	if err := os.WriteFile(e.warrantCfg, []byte(cfgAlwaysDeny), 0o600); err != nil {
 		return err
 	}
@@ -616,10 +617,34 @@ authorizers:
     name: allow-everything
 `
 
+// servedConfig is the chain file's content as the tier last wrote it (cfgAlwaysDeny at setup).
+var servedConfig string
+
+// configRestorers are the tests that have registered the restore of the chain file.
+var configRestorers = map[*testing.T]bool{}
+
 // setWarrantConfig replaces warrant's config file atomically and waits until warrant serves it
-// (its warrant_config_info hash is the sha256 of the file's bytes).
+// (its warrant_config_info hash is the sha256 of the file's bytes). Every test of the tier
+// shares one warrant and one warrant-admission, so the first change a test makes is undone when
+// it ends: the file goes back to what it was before, and the next test starts from the
+// configuration the tier set up, whatever ran before it.
 func setWarrantConfig(t *testing.T, content string) {
 	t.Helper()
+	if !configRestorers[t] {
+		configRestorers[t] = true
+		before := servedConfig
+		t.Cleanup(func() {
+			delete(configRestorers, t)
+			applyWarrantConfig(t, before)
+		})
+	}
+	applyWarrantConfig(t, content)
+}
+
+// applyWarrantConfig writes content as the chain file and waits until every warrant serves it.
+func applyWarrantConfig(t *testing.T, content string) {
+	t.Helper()
+	servedConfig = content
 	sum := sha256.Sum256([]byte(content))
 	want := `hash="sha256:` + hex.EncodeToString(sum[:]) + `"`
 	tmp := E.warrantCfg + ".tmp"

@@ -200,7 +200,7 @@ func labelledNamespace(t *testing.T, a *apiserver, ns string, lbls map[string]st
 }
 
 // bindClusterAdmin makes a user or service account cluster-admin, cluster-wide (ns "") or in
-// one namespace.
+// one namespace, until the test ends.
 func bindClusterAdmin(t *testing.T, a *apiserver, ns, name string, subject rbacv1.Subject) {
 	t.Helper()
 	c := client(t, a, "admin")
@@ -216,6 +216,14 @@ func bindClusterAdmin(t *testing.T, a *apiserver, ns, name string, subject rbacv
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("binding %s: %v", name, err)
 	}
+	// The API server is shared by every test: the grant ends with the test that made it.
+	t.Cleanup(func() {
+		if ns == "" {
+			_ = c.RbacV1().ClusterRoleBindings().Delete(ctx(t), name, metav1.DeleteOptions{})
+		} else {
+			_ = c.RbacV1().RoleBindings(ns).Delete(ctx(t), name, metav1.DeleteOptions{})
+		}
+	})
 }
 
 // expectedHook is the name of the one shipped webhook whose rules and selectors send OPERATION

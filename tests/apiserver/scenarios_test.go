@@ -39,7 +39,7 @@ func makeConfigMap(t *testing.T, a *apiserver, ns, name string, labels map[strin
 	}
 }
 
-// bindRole grants user VERBS on configmaps in ns through RBAC (as admin).
+// bindRole grants user VERBS on configmaps in ns through RBAC (as admin), until the test ends.
 func bindRole(t *testing.T, a *apiserver, ns, user string, verbs ...string) {
 	t.Helper()
 	c := client(t, a, "admin")
@@ -55,6 +55,11 @@ func bindRole(t *testing.T, a *apiserver, ns, user string, verbs ...string) {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// The API server is shared by every test: the grant ends with the test that made it.
+	t.Cleanup(func() {
+		_ = c.RbacV1().RoleBindings(ns).Delete(ctx(t), name, metav1.DeleteOptions{})
+		_ = c.RbacV1().Roles(ns).Delete(ctx(t), name, metav1.DeleteOptions{})
+	})
 }
 
 // eventually retries f until it returns nil (RBAC's informer sees new bindings shortly after).

@@ -1,8 +1,14 @@
-//! Cache memory (issue 11 target: <= 2 KiB held per pod): lists 10,000 synthetic running pods
+//! Cache memory (target: <= 2 KiB held per pod): lists 10,000 synthetic running pods
 //! (1,000 ReplicaSets of ten, owned by 500 Deployments, 500 Services, 20 Namespaces) into the
 //! cluster cache through the watch path (decode, project, index, swap), counting the bytes
 //! allocated and freed by a counting global allocator, and reports the bytes held per pod and
 //! the process's resident-size growth. `cargo bench --bench cluster_memory`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a benchmark's setup fails by panicking"
+)]
 
 #[path = "support/cluster.rs"]
 mod support;

@@ -1,6 +1,12 @@
 //! One review through a `Policy` of 20 rules behind 3 matchConditions: the conditions, the
 //! binding of the review into CEL values and the rules, as the chain runs them (issue target:
 //! p50 <= 3 us on the CI machine). Also the same review through the whole chain.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a benchmark's setup fails by panicking"
+)]
 
 #[path = "support/reference.rs"]
 mod reference;

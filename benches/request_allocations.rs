@@ -1,7 +1,13 @@
-//! Heap allocations per review (issue 14), counted by a counting global allocator: the whole
+//! Heap allocations per review, counted by a counting global allocator: the whole
 //! in-process path of one review on the reference configuration (decode, chain, status, encode),
 //! and its parts. Prints allocations and bytes per review. `cargo bench --bench
 //! request_allocations`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a benchmark's setup fails by panicking"
+)]
 
 #[path = "support/reference.rs"]
 mod reference;

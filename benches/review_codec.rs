@@ -1,5 +1,11 @@
-//! The wire work of one review (issue 14): decoding a `SubjectAccessReview` in each API version
+//! The wire work of one review: decoding a `SubjectAccessReview` in each API version
 //! and encoding the answer. `cargo bench --bench review_codec`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a benchmark's setup fails by panicking"
+)]
 
 #[path = "support/reference.rs"]
 mod reference;

@@ -450,7 +450,7 @@ fn request_field(e: &IdedExpr) -> Option<&str> {
 /// Whether `e` may read `request.extra`: it selects it, or uses `request` other than by
 /// selecting a field of it (`dyn(request)['extra']`, say). Only an expression that surely
 /// does not is evaluated without it, which saves building a map of every extra key per
-/// review (issue 15, finding 9).
+/// review.
 fn reads_extra(e: &IdedExpr) -> bool {
     if let Some(field) = request_field(e) {
         return field == "extra";
@@ -513,7 +513,7 @@ fn literal_patterns(e: &IdedExpr) -> Result<(), (u64, String)> {
             id,
         }) = pattern
         {
-            library::regex(p.inner()).map_err(|e| (*id, e))?;
+            library::regex(p.inner()).map_err(|e| (*id, e.to_string()))?;
         }
     }
     let mut outcome = Ok(());

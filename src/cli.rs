@@ -4,6 +4,7 @@
 pub mod check;
 pub mod check_conditions;
 mod config_source;
+pub mod duration_flag;
 mod exit_status;
 pub mod leader_elect;
 pub mod object_input;

@@ -24,7 +24,9 @@
 //!    traffic judged again by a candidate chain) and [`cluster`] (the `kube` client, the
 //!    metadata cache of watches behind `object::ClusterView`, and its file-backed twin);
 //! 6. [`buffer`]: the buffer ring's cool-down controller (finalizers, holds, notifications),
-//!    started by `serve`;
+//!    started by `serve`; [`defense`]: the deletion defense's map of every ring's code, the
+//!    validation ring's decision with its typed follow-ups, and the component that performs
+//!    them;
 //! 7. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
 //!    subcommand). `main.rs` only parses and dispatches.
 #![forbid(unsafe_code)]
@@ -39,6 +41,7 @@ pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod decision;
+pub mod defense;
 pub mod file_watch;
 pub mod leader;
 pub mod names;

@@ -55,7 +55,7 @@ pub struct Refusal {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApplyError {
     /// Its chain could not be built.
-    #[error("{0}")]
+    #[error(transparent)]
     Build(#[from] crate::authorizer::BuildError),
     /// The reload gate refused it.
     #[error("reload refused: {0}")]

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod gate;
 pub mod input;
 pub mod lockout;
+pub mod read_error;
 pub mod record;
 pub mod report;
 pub mod request_uri;

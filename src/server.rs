@@ -10,7 +10,6 @@ pub mod caller;
 mod connection;
 mod preface;
 mod rejection;
-mod requester;
 pub mod routes;
 pub mod tls;
 
@@ -71,9 +70,9 @@ impl ServerOptions {
     }
 }
 
-/// Why the server could not start.
+/// Why the listeners could not be bound.
 #[derive(Debug, Error)]
-pub enum ServeError {
+pub enum BindError {
     /// An address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -106,10 +105,10 @@ impl std::fmt::Debug for Server {
     }
 }
 
-async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
+async fn bind(addr: SocketAddr) -> Result<TcpListener, BindError> {
     TcpListener::bind(addr)
         .await
-        .map_err(|source| ServeError::Bind { addr, source })
+        .map_err(|source| BindError::Bind { addr, source })
 }
 
 impl Server {
@@ -118,11 +117,11 @@ impl Server {
         options: ServerOptions,
         tls: Arc<ReloadingTls>,
         state: Arc<AppState>,
-    ) -> Result<Self, ServeError> {
+    ) -> Result<Self, BindError> {
         if let Some(addr) = options.insecure_listen
             && !addr.ip().is_loopback()
         {
-            return Err(ServeError::InsecureNotLoopback(addr));
+            return Err(BindError::InsecureNotLoopback(addr));
         }
         let listener = bind(options.listen).await?;
         let insecure = match options.insecure_listen {
@@ -422,8 +421,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_15_9_certificate_refusals_are_logged_at_info_once_per_interval_with_the_count_in_between()
-     {
+    fn certificate_refusals_are_logged_at_info_once_per_interval_with_the_count_in_between() {
         let log = RefusalLog {
             last: std::sync::Mutex::new(None),
             suppressed: std::sync::atomic::AtomicU64::new(0),

@@ -1,4 +1,4 @@
-//! The reference configuration of issue 14 (`bench/e2e/warrant-policy.yaml`), the review it is
+//! The reference configuration (`bench/e2e/warrant-policy.yaml`), the review it is
 //! measured with, in both API versions, and the policies of the scaling bench.
 #![allow(dead_code)]
 

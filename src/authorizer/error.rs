@@ -23,14 +23,14 @@ pub enum AuthorizerError {
         budget_ms: u64,
     },
     /// A downstream webhook gave no answer (after upstream's retries).
-    #[error("{0}")]
+    #[error(transparent)]
     Webhook(#[from] WebhookError),
     /// matchConditions errored and none was false; upstream's aggregate text (one error as
     /// itself, several as `[e1, e2]`).
-    #[error("{0}")]
-    MatchConditions(#[source] ConditionErrors),
+    #[error(transparent)]
+    MatchConditions(ConditionErrors),
     /// The deletion guard could not decide (its ticket source is unreadable).
-    #[error("{0}")]
+    #[error(transparent)]
     Guard(#[from] GuardError),
     /// A policy rule failed to evaluate.
     #[error("rule {rule}: {error}")]

@@ -67,6 +67,6 @@ pub enum BufferError {
     #[error("object encoding: {0}")]
     Encode(Arc<serde_json::Error>),
     /// The cluster client could not be built.
-    #[error("{0}")]
+    #[error(transparent)]
     Connect(Arc<crate::cluster::ConnectError>),
 }

@@ -154,8 +154,21 @@ static REGEXES: LazyLock<RwLock<HashMap<String, Arc<Regex>>>> =
     LazyLock::new(|| RwLock::new(HashMap::new()));
 const REGEX_CACHE_ENTRIES: usize = 1024;
 
+/// Why a pattern does not compile, in cel-go's words.
+#[derive(Debug, thiserror::Error)]
+pub enum RegexError {
+    /// A repeat count above RE2's limit, which the regex crate would accept.
+    #[error(
+        "error parsing regexp: invalid repeat count: {{{0}}} (RE2 allows at most {MAX_REPEAT})"
+    )]
+    RepeatCount(u64),
+    /// The regex crate refused the pattern.
+    #[error("error parsing regexp: {0}")]
+    Syntax(#[source] regex::Error),
+}
+
 /// Compiles `pattern` (RE2 syntax, as cel-go), from the cache when it was seen before.
-pub fn regex(pattern: &str) -> Result<Arc<Regex>, String> {
+pub fn regex(pattern: &str) -> Result<Arc<Regex>, RegexError> {
     if let Ok(cache) = REGEXES.read()
         && let Some(r) = cache.get(pattern)
     {
@@ -164,15 +177,13 @@ pub fn regex(pattern: &str) -> Result<Arc<Regex>, String> {
     if let Some(n) = largest_repeat(pattern)
         && n > MAX_REPEAT
     {
-        return Err(format!(
-            "error parsing regexp: invalid repeat count: {{{n}}} (RE2 allows at most {MAX_REPEAT})"
-        ));
+        return Err(RegexError::RepeatCount(n));
     }
     let compiled = Arc::new(
         regex::RegexBuilder::new(pattern)
             .size_limit(1 << 20)
             .build()
-            .map_err(|e| format!("error parsing regexp: {e}"))?,
+            .map_err(RegexError::Syntax)?,
     );
     if let Ok(mut cache) = REGEXES.write()
         && cache.len() < REGEX_CACHE_ENTRIES
@@ -230,7 +241,8 @@ fn string_arg<'a>(v: &'a Value, function: &str) -> Result<&'a str, ExecutionErro
 }
 
 fn compiled(pattern: &Value, function: &str) -> Result<Arc<Regex>, ExecutionError> {
-    regex(string_arg(pattern, function)?).map_err(|e| ExecutionError::function_error(function, e))
+    regex(string_arg(pattern, function)?)
+        .map_err(|e| ExecutionError::function_error(function, e.to_string()))
 }
 
 /// A string argument, borrowed from the engine's value (no copy: `matches` runs on the review
@@ -251,8 +263,8 @@ fn matches<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
     let [s, p] = args.as_slice() else {
         return Err(ExecutionError::invalid_argument_count(2, args.len()));
     };
-    let re =
-        regex(str_arg(p, "matches")?).map_err(|e| ExecutionError::function_error("matches", e))?;
+    let re = regex(str_arg(p, "matches")?)
+        .map_err(|e| ExecutionError::function_error("matches", e.to_string()))?;
     let haystack = str_arg(s, "matches")?;
     Budget::spend(haystack.len() as u64 / 8 + 1)?;
     Ok(CowVal::owned(CelBool::from(re.is_match(haystack))))
@@ -260,7 +272,7 @@ fn matches<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
 
 /// `s.replace(old, new[, n])` as cel-go's strings extension (Go's `strings.Replace`: `n < 0`
 /// replaces all; an empty `old` matches before every character and at the end). The size of
-/// the result is computed and charged before it is built (issue 15, finding 3), so
+/// the result is computed and charged before it is built, so
 /// `request.uid.replace('', request.uid)` fails on the budget without allocating.
 fn replace<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
     let v = values(&args)?;
@@ -293,7 +305,7 @@ fn replace<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
 }
 
 /// `list.join([separator])` as cel-go's strings extension; the size of the result is charged
-/// before it is built (issue 15, finding 3).
+/// before it is built.
 fn join<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
     let v = values(&args)?;
     let (list, separator) = match v.as_slice() {

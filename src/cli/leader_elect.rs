@@ -2,12 +2,27 @@
 //! of the election. Leadership only steers the controllers that must run once per cluster;
 //! every replica serves `/authorize` and `/admit` whatever it is.
 
+use super::duration_flag::{self, DurationFlagError};
 use crate::cluster;
-use crate::config::duration::GoDuration;
-use crate::leader::{ElectionSettings, Elector, LeaderMetrics, LeaseLock};
+use crate::leader::{ElectionSettings, Elector, LeaderMetrics, LeaseLock, SettingsError};
 use std::time::Duration;
+use thiserror::Error;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+/// Why the election could not start.
+#[derive(Debug, Error)]
+pub enum LeaderElectError {
+    /// A duration flag is not a positive duration.
+    #[error(transparent)]
+    Flag(#[from] DurationFlagError),
+    /// The durations do not fit together (as client-go checks them).
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The cluster could not be reached.
+    #[error(transparent)]
+    Connect(#[from] cluster::ConnectError),
+}
 
 /// The leader-election flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -48,17 +63,13 @@ pub struct Leadership {
     _always: Option<watch::Sender<bool>>,
 }
 
-fn duration(name: &str, value: &str) -> Result<Duration, String> {
-    GoDuration::parse(value)
-        .ok()
-        .filter(|d| d.is_positive())
-        .and_then(|d| d.to_std())
-        .ok_or_else(|| format!("--{name} {value:?}: expected a positive duration such as 15s"))
+fn duration(flag: &'static str, value: &str) -> Result<Duration, DurationFlagError> {
+    duration_flag::positive(flag, value, "15s")
 }
 
 impl LeaderElectArgs {
     /// The election's settings (checked as client-go checks them), with a fresh identity.
-    pub fn settings(&self) -> Result<ElectionSettings, String> {
+    pub fn settings(&self) -> Result<ElectionSettings, LeaderElectError> {
         let settings = ElectionSettings {
             lease_duration: duration(
                 "leader-elect-lease-duration",
@@ -73,7 +84,7 @@ impl LeaderElectArgs {
             namespace: self.leader_elect_resource_namespace.clone(),
             identity: crate::leader::identity(),
         };
-        settings.check().map_err(|e| e.to_string())?;
+        settings.check()?;
         Ok(settings)
     }
 
@@ -85,7 +96,7 @@ impl LeaderElectArgs {
         source: Option<&cluster::Source>,
         metrics: LeaderMetrics,
         stop: watch::Receiver<bool>,
-    ) -> Result<Leadership, String> {
+    ) -> Result<Leadership, LeaderElectError> {
         let settings = self.settings()?;
         let source = match source {
             Some(source) if self.leader_elect => source,
@@ -102,7 +113,7 @@ impl LeaderElectArgs {
                 });
             }
         };
-        let client = source.client().await.map_err(|e| e.to_string())?;
+        let client = source.client().await?;
         let lock = LeaseLock::new(client, &settings.namespace, &settings.name);
         let (elector, leading) = Elector::new(lock, settings, metrics);
         Ok(Leadership {

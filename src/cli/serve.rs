@@ -6,24 +6,33 @@
 //! into `--state-dir`. Caller authentication is on by default (the generated CA is the client
 //! CA), so a caller without the generated client certificate is refused.
 
+use super::duration_flag::{self, DurationFlagError};
+use super::leader_elect::{LeaderElectError, Leadership};
 use super::{ConfigSource, ExitStatus};
+use crate::buffer::BufferMetrics;
 use crate::clock::SystemClock;
 use crate::cluster;
-use crate::config::duration::GoDuration;
+use crate::config::ConfigErrors;
+use crate::defense::{DefenseMetrics, FollowUps};
 use crate::file_watch::WatchTiming;
+use crate::leader::LeaderMetrics;
 use crate::object::{ClusterView, NoCluster};
-use crate::reload::LiveChain;
-use crate::server::bootstrap::{self, StateFiles};
-use crate::server::caller::{CallerAuth, TokenAuth};
-use crate::server::tls::{ReloadingTls, TlsFiles};
-use crate::server::{AppState, Server, ServerOptions};
+use crate::reload::{ApplyError, LiveChain};
+use crate::server::bootstrap::{self, BootstrapError, StateFiles};
+use crate::server::caller::{CallerAuth, TokenAuth, TokenFileError};
+use crate::server::tls::{ReloadingTls, TlsError, TlsFiles};
+use crate::server::{AppState, BindError, Server, ServerOptions};
 use crate::telemetry::audit::{AuditSink, AuditTarget};
 use crate::telemetry::logging::{self, LogFormat};
 use crate::telemetry::metrics::Metrics;
+use prometheus_client::registry::Registry;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use thiserror::Error;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 /// Arguments of `warrant serve`, in Kubernetes flag style.
 #[derive(Debug, clap::Args)]
@@ -111,12 +120,47 @@ pub struct ServeArgs {
     pub leader: Box<super::leader_elect::LeaderElectArgs>,
 }
 
-fn duration_flag(name: &str, value: &str) -> Result<Duration, String> {
-    GoDuration::parse(value)
-        .ok()
-        .filter(|d| d.is_positive())
-        .and_then(|d| d.to_std())
-        .ok_or_else(|| format!("--{name} {value:?}: expected a positive duration such as 10s"))
+/// Why `warrant serve` could not start, by start-up step.
+#[derive(Debug, Error)]
+pub enum ServeError {
+    /// A duration flag is not a positive duration.
+    #[error(transparent)]
+    Flag(#[from] DurationFlagError),
+    /// The cluster named by `--kubeconfig` (or the pod's) cannot be used.
+    #[error(transparent)]
+    Cluster(#[from] cluster::ConnectError),
+    /// Leader election could not start.
+    #[error(transparent)]
+    Leader(#[from] LeaderElectError),
+    /// A `--replay-on-reload` input cannot be read.
+    #[error("--replay-on-reload {0}")]
+    Replay(#[source] crate::replay::input::InputError),
+    /// The embedded default configuration does not validate.
+    #[error("embedded default is invalid: {0}")]
+    EmbeddedConfig(#[source] ConfigErrors),
+    /// The configuration's chain could not be built or was refused.
+    #[error(transparent)]
+    Chain(#[from] ApplyError),
+    /// The state directory (generated certificates, kubeconfig) could not be prepared.
+    #[error(transparent)]
+    StateDir(#[from] BootstrapError),
+    /// The `--token-auth-file` cannot be read.
+    #[error(transparent)]
+    Tokens(#[from] TokenFileError),
+    /// The serving certificate or the client CA cannot be loaded.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// The audit log cannot be opened.
+    #[error("--audit-log {path}: {source}")]
+    Audit {
+        /// The flag's value.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A listener could not be bound.
+    #[error(transparent)]
+    Listen(#[from] BindError),
 }
 
 /// Starts the server and blocks until it has shut down.
@@ -142,51 +186,152 @@ pub fn run(args: ServeArgs) -> ExitStatus {
     }
 }
 
-async fn serve(args: ServeArgs) -> Result<(), String> {
-    let review_timeout = duration_flag("review-timeout", &args.review_timeout)?;
-    let grace = duration_flag("shutdown-grace-period", &args.shutdown_grace_period)?;
-    let poll = duration_flag("file-check-interval", &args.file_check_interval)?;
-    let timing = WatchTiming {
-        poll,
-        ..WatchTiming::default()
-    };
-    // The cluster connection: resolved (and a --kubeconfig file checked) now, opened once the
-    // chain needs it.
-    let cluster_source = cluster::Source::from_env(args.kubeconfig.as_deref());
-    if let Some(source @ cluster::Source::Kubeconfig(_)) = &cluster_source {
-        source.config().await.map_err(|e| e.to_string())?;
-    }
-    let cache = cluster_source
-        .as_ref()
-        .map(|_| Arc::new(cluster::Cache::new(cluster::CacheOptions::default())));
-    let leader_metrics = crate::leader::LeaderMetrics::default();
-    let buffer_metrics = crate::buffer::BufferMetrics::default();
-    let metrics = Arc::new(Metrics::with_extra(|r| {
-        leader_metrics.register(r);
-        if let Some(cache) = &cache {
-            cluster::metrics::register(cache, r);
-            buffer_metrics.register(r);
-        }
-    }));
+/// Start-up, step by step, then serving until SIGTERM and the drain.
+async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    let times = Times::from_args(&args)?;
+    let cluster = ClusterStart::resolve(&args).await?;
+    let telemetry = Telemetry::register(&cluster);
     // Leadership: the receiver the once-per-cluster controllers act on; the election releases
     // the Lease as soon as the stop signal (SIGTERM) arrives, while the server drains.
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
     let leadership = args
         .leader
-        .start(cluster_source.as_ref(), leader_metrics, stop_rx)
+        .start(cluster.source.as_ref(), telemetry.leader.clone(), stop_rx)
         .await?;
+    let live = live_chain(&args, &cluster).await?;
+    let source = load_config(&args, &live, times.watch, &telemetry.metrics)?;
+    let listener = Listener::prepare(&args)?;
+    let audit = open_audit(&args, &telemetry.metrics)?;
+    let rings = Rings::start(&live, cluster, &audit, &telemetry, &leadership);
+    let state = Arc::new(AppState {
+        live: live.clone(),
+        metrics: telemetry.metrics.clone(),
+        audit: audit.clone(),
+        clock: Arc::new(SystemClock),
+        caller_auth: listener.caller_auth.clone(),
+        review_timeout: times.review,
+        cluster: rings.view.clone(),
+        follow_ups: FollowUps {
+            annotator: Some(rings.annotator.clone()),
+            metrics: telemetry.defense.clone(),
+        },
+        body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
+    });
+    let server = Server::bind(listener.options(&args, &times), listener.tls.clone(), state).await?;
+    announce(&server, listener.generated.as_ref());
+    let background = Background {
+        tls: tokio::spawn(listener.tls.clone().watch(times.watch)),
+        signals: tokio::spawn(other_signals(
+            live,
+            source,
+            listener.tls.clone(),
+            telemetry.metrics.clone(),
+            audit.clone(),
+        )),
+    };
+    server
+        .run(async move {
+            shutdown_signal().await;
+            let _ = stop_tx.send(true);
+        })
+        .await;
+    stop(leadership, background, rings, audit).await;
+    Ok(())
+}
+
+/// The duration flags, checked before anything starts.
+#[derive(Debug, Clone, Copy)]
+struct Times {
+    review: Duration,
+    grace: Duration,
+    idle: Duration,
+    watch: WatchTiming,
+}
+
+impl Times {
+    fn from_args(args: &ServeArgs) -> Result<Self, DurationFlagError> {
+        let flag = |name, value: &str| duration_flag::positive(name, value, "10s");
+        let poll = flag("file-check-interval", &args.file_check_interval)?;
+        Ok(Self {
+            review: flag("review-timeout", &args.review_timeout)?,
+            grace: flag("shutdown-grace-period", &args.shutdown_grace_period)?,
+            idle: flag("idle-timeout", &args.idle_timeout)?,
+            watch: WatchTiming {
+                poll,
+                ..WatchTiming::default()
+            },
+        })
+    }
+}
+
+/// The cluster connection: resolved (and a `--kubeconfig` file checked) at start-up, opened
+/// once the chain needs it; the metadata cache the validation ring reads when there is one.
+#[derive(Debug)]
+struct ClusterStart {
+    source: Option<cluster::Source>,
+    cache: Option<Arc<cluster::Cache>>,
+}
+
+impl ClusterStart {
+    async fn resolve(args: &ServeArgs) -> Result<Self, cluster::ConnectError> {
+        let source = cluster::Source::from_env(args.kubeconfig.as_deref());
+        if let Some(source @ cluster::Source::Kubeconfig(_)) = &source {
+            source.config().await?;
+        }
+        let cache = source
+            .as_ref()
+            .map(|_| Arc::new(cluster::Cache::new(cluster::CacheOptions::default())));
+        Ok(Self { source, cache })
+    }
+}
+
+/// Every module's series on one registry: each module registers its own families on the
+/// registry it is handed, and [`Metrics`] adds the chain-wide ones and encodes them all.
+#[derive(Debug)]
+struct Telemetry {
+    metrics: Arc<Metrics>,
+    leader: LeaderMetrics,
+    buffer: BufferMetrics,
+    defense: DefenseMetrics,
+}
+
+impl Telemetry {
+    fn register(cluster: &ClusterStart) -> Self {
+        let mut registry = Registry::default();
+        let leader = LeaderMetrics::default();
+        leader.register(&mut registry);
+        let buffer = BufferMetrics::default();
+        if let Some(cache) = &cluster.cache {
+            cluster::metrics::register(cache, &mut registry);
+            buffer.register(&mut registry);
+        }
+        let defense = DefenseMetrics::register(&mut registry);
+        Self {
+            metrics: Arc::new(Metrics::in_registry(registry)),
+            leader,
+            buffer,
+            defense,
+        }
+    }
+}
+
+/// The swap cell of the chain being served, with what its builds need: the webhook cache
+/// bound, the cluster's buckets for `scope: Cluster` rate limits, the `--replay-on-reload` gate.
+async fn live_chain(
+    args: &ServeArgs,
+    cluster: &ClusterStart,
+) -> Result<Arc<LiveChain>, ServeError> {
     let mut live = LiveChain::default().with_webhook_cache_bytes(args.webhook_cache_max_bytes);
     // `scope: Cluster` rate limits keep their buckets as Leases in warrant's namespace.
-    if let Some(source) = &cluster_source {
-        let client = source.client().await.map_err(|e| e.to_string())?;
+    if let Some(source) = &cluster.source {
+        let client = source.client().await?;
         let namespace = &args.leader.leader_elect_resource_namespace;
         live = live.with_cluster_buckets(Arc::new(cluster::buckets::LeaseBuckets::new(
             client, namespace,
         )));
     }
     if !args.replay_on_reload.is_empty() {
-        crate::replay::input::Reader::new(&args.replay_on_reload)
-            .map_err(|e| format!("--replay-on-reload {e}"))?;
+        crate::replay::input::Reader::new(&args.replay_on_reload).map_err(ServeError::Replay)?;
         let options = crate::replay::Options {
             bootstrap: crate::replay::Bootstrap::new(&args.warrant_service_account),
             ..Default::default()
@@ -194,9 +339,17 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         let gate = crate::replay::LockoutGate::new(args.replay_on_reload.clone(), options);
         live = live.with_gate(Box::new(gate));
     }
-    let live = Arc::new(live);
+    Ok(Arc::new(live))
+}
 
-    // Configuration.
+/// The configuration: a file is watched (and reloaded on change), the embedded default applied
+/// once.
+fn load_config(
+    args: &ServeArgs,
+    live: &Arc<LiveChain>,
+    timing: WatchTiming,
+    metrics: &Arc<Metrics>,
+) -> Result<ConfigSource, ServeError> {
     let source = ConfigSource::resolve(args.config.as_deref());
     match &source {
         ConfigSource::File(path) => {
@@ -204,155 +357,193 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             tokio::spawn(live.clone().watch(path.clone(), timing, metrics.clone()));
         }
         ConfigSource::Embedded => {
-            let loaded = source
-                .load()
-                .map_err(|e| format!("embedded default is invalid: {e}"))?;
-            live.apply(loaded, &metrics).map_err(|e| e.to_string())?;
+            let loaded = source.load().map_err(ServeError::EmbeddedConfig)?;
+            live.apply(loaded, metrics)?;
         }
     }
+    Ok(source)
+}
 
-    // TLS and caller authentication.
-    let mut generated: Option<StateFiles> = None;
-    let files = match (&args.tls_cert_file, &args.tls_private_key_file) {
-        (Some(cert), Some(key)) => TlsFiles {
+/// TLS and caller authentication: the serving certificate (given, or generated into
+/// `--state-dir` with a CA that then authenticates callers) and the token file.
+#[derive(Debug)]
+struct Listener {
+    tls: Arc<ReloadingTls>,
+    caller_auth: CallerAuth,
+    generated: Option<StateFiles>,
+}
+
+impl Listener {
+    fn prepare(args: &ServeArgs) -> Result<Self, ServeError> {
+        let (files, generated) = tls_files(args)?;
+        let tokens = match &args.token_auth_file {
+            Some(p) => Some(TokenAuth::load(p)?),
+            None => None,
+        };
+        let caller_auth = CallerAuth {
+            client_certificates: files.client_ca.is_some(),
+            tokens,
+        };
+        if !caller_auth.is_required() {
+            tracing::warn!(
+                "no --client-ca-file and no --token-auth-file: any caller that reaches the listener may ask for reviews"
+            );
+        }
+        Ok(Self {
+            tls: Arc::new(ReloadingTls::new(files)?),
+            caller_auth,
+            generated,
+        })
+    }
+
+    /// The listener's addresses, timeouts and limits.
+    fn options(&self, args: &ServeArgs, times: &Times) -> ServerOptions {
+        let mut options = ServerOptions::new(args.listen);
+        options.insecure_listen = args.insecure_listen;
+        options.shutdown_grace = times.grace;
+        options.max_connections = args.max_connections as usize;
+        options.idle_timeout = times.idle;
+        options
+    }
+}
+
+/// The serving certificate's files: the flags', or generated into `--state-dir` (then the
+/// generated CA is the client CA unless `--client-ca-file` names another).
+fn tls_files(args: &ServeArgs) -> Result<(TlsFiles, Option<StateFiles>), BootstrapError> {
+    if let (Some(cert), Some(key)) = (&args.tls_cert_file, &args.tls_private_key_file) {
+        let files = TlsFiles {
             cert: cert.clone(),
             key: key.clone(),
             client_ca: args.client_ca_file.clone(),
-        },
-        _ => {
-            let state =
-                bootstrap::prepare(&args.state_dir, args.listen).map_err(|e| e.to_string())?;
-            let files = TlsFiles {
-                cert: state.serving_cert.clone(),
-                key: state.serving_key.clone(),
-                client_ca: Some(
-                    args.client_ca_file
-                        .clone()
-                        .unwrap_or_else(|| state.ca_cert.clone()),
-                ),
-            };
-            generated = Some(state);
-            files
-        }
-    };
-    let tokens = match &args.token_auth_file {
-        Some(p) => Some(TokenAuth::load(p).map_err(|e| e.to_string())?),
-        None => None,
-    };
-    let caller_auth = CallerAuth {
-        client_certificates: files.client_ca.is_some(),
-        tokens,
-    };
-    if !caller_auth.is_required() {
-        tracing::warn!(
-            "no --client-ca-file and no --token-auth-file: any caller that reaches the listener may ask for reviews"
-        );
+        };
+        return Ok((files, None));
     }
-    let tls = Arc::new(ReloadingTls::new(files).map_err(|e| e.to_string())?);
+    let state = bootstrap::prepare(&args.state_dir, args.listen)?;
+    let files = TlsFiles {
+        cert: state.serving_cert.clone(),
+        key: state.serving_key.clone(),
+        client_ca: Some(
+            args.client_ca_file
+                .clone()
+                .unwrap_or_else(|| state.ca_cert.clone()),
+        ),
+    };
+    Ok((files, Some(state)))
+}
 
-    // Audit.
+/// The audit sink `--audit-log` names.
+fn open_audit(args: &ServeArgs, metrics: &Arc<Metrics>) -> Result<Arc<AuditSink>, ServeError> {
     let target = match args.audit_log.as_str() {
         "-" => AuditTarget::Stdout,
         "" | "none" => AuditTarget::Disabled,
         path => AuditTarget::File(PathBuf::from(path)),
     };
-    let audit = Arc::new(
-        AuditSink::open(&target, metrics.clone())
-            .map_err(|e| format!("--audit-log {}: {e}", args.audit_log))?
-            .with_redacted_extra(args.audit_redact_extra.clone()),
-    );
+    let sink = AuditSink::open(&target, metrics.clone()).map_err(|source| ServeError::Audit {
+        path: args.audit_log.clone(),
+        source,
+    })?;
+    Ok(Arc::new(
+        sink.with_redacted_extra(args.audit_redact_extra.clone()),
+    ))
+}
 
-    let needed = {
-        let live = live.clone();
-        move || live.load().is_some_and(|a| a.chain.admits())
-    };
-    let annotator = Arc::new(cluster::Annotator::new(cluster_source.clone()));
-    let buffer_source = cluster_source.clone();
-    let (cluster_view, cluster_task): (Arc<dyn ClusterView>, _) = match (cluster_source, cache) {
-        (Some(source), Some(cache)) => {
-            let task = tokio::spawn(cluster::open_when_needed(cache.clone(), source, needed));
-            (cache, task)
-        }
-        _ => (
-            Arc::new(NoCluster),
-            tokio::spawn(cluster::warn_unconnected(needed)),
-        ),
-    };
+/// The validation and buffer rings' running parts: the cluster view (the cache, opened once a
+/// chain needs it, or none), the annotator that records requesters, and the buffer's
+/// controller.
+#[derive(Debug)]
+struct Rings {
+    view: Arc<dyn ClusterView>,
+    annotator: Arc<cluster::Annotator>,
+    cluster_task: JoinHandle<()>,
+    buffer_task: Option<JoinHandle<()>>,
+}
 
-    // The buffer ring's controller, once a guard has a `buffer` block. It acts only while
-    // this replica leads; without leader election the receiver is always true.
-    let leader = leadership.leading.clone();
-    let buffer_task = buffer_source.map(|source| {
-        let buffer = crate::buffer::Buffer {
-            live: live.clone(),
-            source,
-            view: cluster_view.clone(),
-            audit: audit.clone(),
-            metrics: buffer_metrics,
+impl Rings {
+    fn start(
+        live: &Arc<LiveChain>,
+        cluster: ClusterStart,
+        audit: &Arc<AuditSink>,
+        telemetry: &Telemetry,
+        leadership: &Leadership,
+    ) -> Self {
+        let needed = {
+            let live = live.clone();
+            move || live.load().is_some_and(|a| a.chain.admits())
         };
-        tokio::spawn(buffer.run(leader))
-    });
+        let annotator = Arc::new(cluster::Annotator::new(cluster.source.clone()));
+        let buffer_source = cluster.source.clone();
+        let (view, cluster_task): (Arc<dyn ClusterView>, _) = match (cluster.source, cluster.cache)
+        {
+            (Some(source), Some(cache)) => {
+                let task = tokio::spawn(cluster::open_when_needed(cache.clone(), source, needed));
+                (cache, task)
+            }
+            _ => (
+                Arc::new(NoCluster),
+                tokio::spawn(cluster::warn_unconnected(needed)),
+            ),
+        };
+        // The buffer ring's controller, once a guard has a `buffer` block. It acts only while
+        // this replica leads; without leader election the receiver is always true.
+        let buffer_task = buffer_source.map(|source| {
+            let buffer = crate::buffer::Buffer {
+                live: live.clone(),
+                source,
+                view: view.clone(),
+                audit: audit.clone(),
+                metrics: telemetry.buffer.clone(),
+            };
+            tokio::spawn(buffer.run(leadership.leading.clone()))
+        });
+        Self {
+            view,
+            annotator,
+            cluster_task,
+            buffer_task,
+        }
+    }
+}
 
-    let (live_for_signals, metrics_for_signals) = (live.clone(), metrics.clone());
-    let state = Arc::new(AppState {
-        live,
-        metrics,
-        audit: audit.clone(),
-        clock: Arc::new(SystemClock),
-        caller_auth,
-        review_timeout,
-        cluster: cluster_view,
-        annotator: Some(annotator),
-        body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
-    });
-    let mut options = ServerOptions::new(args.listen);
-    options.insecure_listen = args.insecure_listen;
-    options.shutdown_grace = grace;
-    options.max_connections = args.max_connections as usize;
-    options.idle_timeout = duration_flag("idle-timeout", &args.idle_timeout)?;
-    let server = Server::bind(options, tls.clone(), state)
-        .await
-        .map_err(|e| e.to_string())?;
+/// The tasks that run beside the server until it stops: the certificate watch and the signals
+/// that do not stop it.
+#[derive(Debug)]
+struct Background {
+    tls: JoinHandle<()>,
+    signals: JoinHandle<()>,
+}
+
+/// Says where warrant listens, and what it generated.
+fn announce(server: &Server, generated: Option<&StateFiles>) {
     let addr = server.local_addr();
     tracing::info!(url = %format!("https://{addr}/authorize"), "warrant listening");
     eprintln!("warrant listening on https://{addr}/authorize");
     if let Some(plain) = server.insecure_addr() {
         eprintln!("warrant also serving plain HTTP on http://{plain}/authorize (loopback only)");
     }
-    if let Some(state) = &generated {
+    if let Some(state) = generated {
         print_generated(state, addr);
     }
-    let tls_task = tokio::spawn(tls.clone().watch(timing));
-    let signals = tokio::spawn(other_signals(
-        live_for_signals,
-        source,
-        tls,
-        metrics_for_signals,
-        audit.clone(),
-    ));
-    server
-        .run(async move {
-            shutdown_signal().await;
-            let _ = stop_tx.send(true);
-        })
-        .await;
+}
+
+/// After the drain: the election releases its Lease (bounded by the renew deadline inside its
+/// task), the background tasks stop, and the audit sink is flushed once the last task holding
+/// it has let it go.
+async fn stop(leadership: Leadership, background: Background, rings: Rings, audit: Arc<AuditSink>) {
     if let Some(task) = leadership.task {
-        // The release is bounded by the renew deadline inside the task.
         let _ = task.await;
     }
-    tls_task.abort();
-    signals.abort();
+    background.tls.abort();
+    background.signals.abort();
     // The task holds the audit sink: let it go before the last drop flushes the sink.
-    let _ = signals.await;
-    cluster_task.abort();
-    if let Some(task) = buffer_task {
+    let _ = background.signals.await;
+    rings.cluster_task.abort();
+    if let Some(task) = rings.buffer_task {
         task.abort();
         // The task holds the audit sink too.
         let _ = task.await;
     }
     drop(audit);
     tracing::info!("stopped");
-    Ok(())
 }
 
 fn print_generated(state: &StateFiles, addr: SocketAddr) {
@@ -370,7 +561,7 @@ fn print_generated(state: &StateFiles, addr: SocketAddr) {
     );
 }
 
-/// The signals that do not stop the server (issue 15, findings 6 and 7): SIGHUP re-reads the
+/// The signals that do not stop the server: SIGHUP re-reads the
 /// configuration and the serving certificate and reopens the audit file at once, as operators
 /// (and log rotation tools) expect of a daemon; SIGUSR1 and SIGUSR2 are logged and ignored
 /// instead of killing the process without a drain.

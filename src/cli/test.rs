@@ -11,18 +11,115 @@
 //! `reasonContains` also matches their messages.
 
 use super::ExitStatus;
-use super::check::{Flags, evaluate, offline_runtime, parse_at};
-use super::object_input;
-use crate::authorizer::{Answer, Chain, Input, StepOutcome};
-use crate::config::load_file;
+use super::check::{Flags, InputError, TimeError, evaluate, offline_runtime, parse_at};
+use super::object_input::{self, ObjectInputError};
+use crate::authorizer::{Answer, BuildError, Chain, Input, StepOutcome};
+use crate::config::{ConfigErrors, load_file};
 use crate::decision::Decision;
 use crate::object::ClusterView;
-use crate::review::{ApiVersion, Review};
+use crate::review::{ApiVersion, Review, ReviewError};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use thiserror::Error;
+
+/// Why a suite could not run: a usage or configuration error, not a failing case.
+#[derive(Debug, Error)]
+pub enum SuiteError {
+    /// The suite file cannot be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The suite file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The suite file is not a suite.
+    #[error("{path}: {source}")]
+    Decode {
+        /// The suite file.
+        path: String,
+        /// The decoder's error, with its line.
+        source: serde_saphyr::Error,
+    },
+    /// The configuration it names does not validate.
+    #[error("{path}: config {config}:\n{source}")]
+    Config {
+        /// The suite file.
+        path: String,
+        /// The configuration, as the suite names it.
+        config: String,
+        /// Every error.
+        source: ConfigErrors,
+    },
+    /// The configuration's chain cannot be built.
+    #[error("{path}: config {config}: {source}")]
+    Chain {
+        /// The suite file.
+        path: String,
+        /// The configuration, as the suite names it.
+        config: String,
+        /// Why.
+        source: BuildError,
+    },
+    /// Its cluster state cannot be loaded.
+    #[error("{path}: {source}")]
+    ClusterState {
+        /// The suite file.
+        path: String,
+        /// Why.
+        source: ObjectInputError,
+    },
+    /// Two cases share a name.
+    #[error("{path}: case name {name:?} is used twice")]
+    DuplicateCase {
+        /// The suite file.
+        path: String,
+        /// The name.
+        name: String,
+    },
+    /// A case describes no input.
+    #[error("{path}: {case}: {source}")]
+    Case {
+        /// The suite file.
+        path: String,
+        /// The case.
+        case: String,
+        /// Why.
+        source: CaseError,
+    },
+}
+
+/// Why a case describes no input.
+#[derive(Debug, Error)]
+pub enum CaseError {
+    /// `object` or `oldObject` is not a Kubernetes object.
+    #[error("{0}: not a Kubernetes object (a mapping with metadata)")]
+    NotAnObject(&'static str),
+    /// The object does not fit the verb.
+    #[error(transparent)]
+    Object(#[from] ObjectInputError),
+    /// `at` is not an RFC 3339 time.
+    #[error("at {0}")]
+    At(#[source] TimeError),
+    /// Both `review:` and check fields.
+    #[error("give either review: or the check fields, not both")]
+    ReviewAndFlags,
+    /// Neither `review:` nor a verb and a resource.
+    #[error("needs review: or verb and resource")]
+    NoReview,
+    /// `review:` is not a `SubjectAccessReviewSpec`.
+    #[error("review: not a SubjectAccessReviewSpec: {0}")]
+    Spec(#[source] serde_json::Error),
+    /// `review:` is not a review warrant can judge.
+    #[error("review: {0}")]
+    Review(#[source] ReviewError),
+    /// The check fields describe no review.
+    #[error(transparent)]
+    Flags(#[from] InputError),
+}
 
 /// Arguments of `warrant test`.
 #[derive(Debug, clap::Args)]
@@ -115,15 +212,13 @@ impl Want {
 impl Case {
     /// The input of the case: its review and, for an admission case, the object's context in
     /// the suite's cluster.
-    fn input(&self, view: &Arc<dyn ClusterView>) -> Result<Input, String> {
+    fn input(&self, view: &Arc<dyn ClusterView>) -> Result<Input, CaseError> {
         let input = self.review_input()?;
         let Some(object) = &self.object else {
             return Ok(input);
         };
-        let as_object = |field: &str, v: &serde_json::Value| {
-            object_input::object(v.clone()).ok_or_else(|| {
-                format!("{field}: not a Kubernetes object (a mapping with metadata)")
-            })
+        let as_object = |field: &'static str, v: &serde_json::Value| {
+            object_input::object(v.clone()).ok_or(CaseError::NotAnObject(field))
         };
         let object = as_object("object", object)?;
         let old = match &self.old_object {
@@ -131,14 +226,13 @@ impl Case {
             None => None,
         };
         let verb = self.verb.as_deref().unwrap_or("");
-        let ctx = object_input::context(verb, object, old, self.dry_run, view.clone())
-            .map_err(|e| e.to_string())?;
+        let ctx = object_input::context(verb, object, old, self.dry_run, view.clone())?;
         Ok(input.with_object(Arc::new(ctx)))
     }
 
-    fn review_input(&self) -> Result<Input, String> {
+    fn review_input(&self) -> Result<Input, CaseError> {
         let now = match &self.at {
-            Some(at) => parse_at(at).map_err(|e| format!("at {e}"))?,
+            Some(at) => parse_at(at).map_err(CaseError::At)?,
             None => chrono::Utc::now(),
         };
         let has_flags = self.verb.is_some()
@@ -151,16 +245,16 @@ impl Case {
             || !self.extra.is_empty();
         let review = match &self.review {
             Some(_) if has_flags => {
-                return Err("give either review: or the check fields, not both".into());
+                return Err(CaseError::ReviewAndFlags);
             }
             Some(v) => {
-                let spec: SubjectAccessReviewSpec = serde_json::from_value(v.clone())
-                    .map_err(|e| format!("review: not a SubjectAccessReviewSpec: {e}"))?;
-                Review::new(ApiVersion::V1, spec).map_err(|e| format!("review: {e}"))?
+                let spec: SubjectAccessReviewSpec =
+                    serde_json::from_value(v.clone()).map_err(CaseError::Spec)?;
+                Review::new(ApiVersion::V1, spec).map_err(CaseError::Review)?
             }
             None => {
                 let (Some(verb), Some(target)) = (&self.verb, &self.resource) else {
-                    return Err("needs review: or verb and resource".into());
+                    return Err(CaseError::NoReview);
                 };
                 Flags {
                     verb,
@@ -172,8 +266,7 @@ impl Case {
                     uid: self.as_uid.as_deref(),
                     extra: (!self.extra.is_empty()).then(|| self.extra.clone()),
                 }
-                .review()
-                .map_err(|e| e.to_string())?
+                .review()?
             }
         };
         Ok(Input::new(review, now))
@@ -251,31 +344,52 @@ struct Tally {
 }
 
 /// Runs one suite file, printing its failures; `Err` on a usage or configuration error.
-fn run_suite(runtime: &tokio::runtime::Runtime, path: &Path) -> Result<Tally, String> {
+fn run_suite(runtime: &tokio::runtime::Runtime, path: &Path) -> Result<Tally, Box<SuiteError>> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-    let suite: Suite = serde_saphyr::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
-    let config_path = path.parent().unwrap_or(Path::new("")).join(&suite.config);
-    let loaded = load_file(&config_path).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        format!("{shown}: config {}:\n{}", suite.config, lines.join("\n"))
+    let name = || shown.to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
+        path: name(),
+        source,
     })?;
-    let chain = Chain::build(&loaded.config)
-        .map_err(|e| format!("{shown}: config {}: {e}", suite.config))?;
+    let suite: Suite = serde_saphyr::from_str(&text).map_err(|source| SuiteError::Decode {
+        path: name(),
+        source,
+    })?;
+    let config_path = path.parent().unwrap_or(Path::new("")).join(&suite.config);
+    let loaded = load_file(&config_path).map_err(|source| SuiteError::Config {
+        path: name(),
+        config: suite.config.clone(),
+        source,
+    })?;
+    let chain = Chain::build(&loaded.config).map_err(|source| SuiteError::Chain {
+        path: name(),
+        config: suite.config.clone(),
+        source,
+    })?;
     let state = suite
         .cluster_state
         .as_ref()
         .map(|d| path.parent().unwrap_or(Path::new("")).join(d));
-    let view = object_input::cluster_view(state.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
+    let view = object_input::cluster_view(state.as_deref()).map_err(|source| {
+        SuiteError::ClusterState {
+            path: name(),
+            source,
+        }
+    })?;
     let mut names = HashSet::new();
     let mut inputs = Vec::with_capacity(suite.cases.len());
     for case in &suite.cases {
         if !names.insert(case.name.as_str()) {
-            return Err(format!("{shown}: case name {:?} is used twice", case.name));
+            return Err(Box::new(SuiteError::DuplicateCase {
+                path: name(),
+                name: case.name.clone(),
+            }));
         }
-        let input = case
-            .input(&view)
-            .map_err(|e| format!("{shown}: {}: {e}", case.name))?;
+        let input = case.input(&view).map_err(|source| SuiteError::Case {
+            path: name(),
+            case: case.name.clone(),
+            source,
+        })?;
         inputs.push(input);
     }
     let mut tally = Tally::default();

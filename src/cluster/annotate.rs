@@ -1,5 +1,5 @@
 //! Writing one annotation on one object as warrant's own identity (the validation ring records
-//! who asked for a held deletion, issue 12). The client is built from the same [`Source`] as
+//! who asked for a held deletion). The client is built from the same [`Source`] as
 //! the cache's, on first use; a merge patch carrying the stored object's `metadata.uid` writes
 //! the annotation, so that an object deleted and created again under the same name is not
 //! annotated (the API server refuses to change a uid: `ValidateObjectMetaUpdate` in
@@ -28,7 +28,7 @@ pub enum AnnotateError {
 }
 
 /// One object as an admission request names it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObjectAddress<'a> {
     /// API group (`""` for core).
     pub group: &'a str,

@@ -59,15 +59,48 @@ pub enum FilesError {
         message: String,
     },
     /// A document is not a Kubernetes object warrant can read.
-    #[error("{}: {place}: {message}", path.display())]
+    #[error("{}: {place}: {source}", path.display())]
     Object {
         /// The file.
         path: PathBuf,
-        /// `document N` (and `item M` of a List).
+        /// `document N`.
         place: String,
         /// What is wrong.
-        message: String,
+        source: ObjectError,
     },
+}
+
+/// Why one document is not a Kubernetes object warrant can read.
+#[derive(Debug, Error)]
+pub enum ObjectError {
+    /// It has no `kind`.
+    #[error("not a Kubernetes object: no kind")]
+    NoKind,
+    /// A list kind without an `items` array.
+    #[error("{0} without an items list")]
+    ListWithoutItems(String),
+    /// An item of a list is itself a list (item number, from 1).
+    #[error("item {0}: a list inside a list")]
+    NestedList(usize),
+    /// An item of a list is no object warrant can read.
+    #[error("item {item}: {source}")]
+    Item {
+        /// Its number, from 1.
+        item: usize,
+        /// Why.
+        source: Box<ObjectError>,
+    },
+    /// The object does not decode as its kind.
+    #[error("{kind}: {source}")]
+    Decode {
+        /// Its kind.
+        kind: String,
+        /// serde's error.
+        source: serde_json::Error,
+    },
+    /// The object has no name.
+    #[error("{0} without metadata.name")]
+    NoName(String),
 }
 
 /// Saved cluster state as a [`ClusterView`]: always ready, no live calls.
@@ -125,26 +158,26 @@ impl FileView {
         for (n, document) in documents.into_iter().enumerate() {
             let place = format!("document {}", n + 1);
             self.read_document(document, i)
-                .map_err(|message| FilesError::Object {
+                .map_err(|source| FilesError::Object {
                     path: path.to_path_buf(),
                     place,
-                    message,
+                    source,
                 })?;
         }
         Ok(())
     }
 
-    fn read_document(&mut self, doc: Value, i: &mut Interner) -> Result<(), String> {
+    fn read_document(&mut self, doc: Value, i: &mut Interner) -> Result<(), ObjectError> {
         if doc.is_null() {
             return Ok(());
         }
         let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
         if kind.is_empty() {
-            return Err("not a Kubernetes object: no kind".into());
+            return Err(ObjectError::NoKind);
         }
         if kind == "List" || (kind.ends_with("List") && doc.get("items").is_some()) {
             let Some(Value::Array(items)) = doc.get("items").cloned() else {
-                return Err(format!("{kind} without an items list"));
+                return Err(ObjectError::ListWithoutItems(kind.to_owned()));
             };
             for (m, item) in items.into_iter().enumerate() {
                 if item
@@ -152,17 +185,19 @@ impl FileView {
                     .and_then(Value::as_str)
                     .is_some_and(|k| k.ends_with("List"))
                 {
-                    return Err(format!("item {}: a list inside a list", m + 1));
+                    return Err(ObjectError::NestedList(m + 1));
                 }
-                self.read_document(item, i)
-                    .map_err(|e| format!("item {}: {e}", m + 1))?;
+                self.read_document(item, i).map_err(|e| ObjectError::Item {
+                    item: m + 1,
+                    source: Box::new(e),
+                })?;
             }
             return Ok(());
         }
         self.read_object(doc, i)
     }
 
-    fn read_object(&mut self, mut object: Value, i: &mut Interner) -> Result<(), String> {
+    fn read_object(&mut self, mut object: Value, i: &mut Interner) -> Result<(), ObjectError> {
         let api_version = object
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -232,9 +267,12 @@ fn add<W: DeserializeOwned, B: Body>(
     kind: &str,
     project: fn(&W, &mut Interner) -> Option<Projected<B>>,
     i: &mut Interner,
-) -> Result<(), String> {
-    let w: W = serde_json::from_value(object).map_err(|e| format!("{kind}: {e}"))?;
-    let (key, object) = project(&w, i).ok_or_else(|| format!("{kind} without metadata.name"))?;
+) -> Result<(), ObjectError> {
+    let w: W = serde_json::from_value(object).map_err(|source| ObjectError::Decode {
+        kind: kind.to_owned(),
+        source,
+    })?;
+    let (key, object) = project(&w, i).ok_or_else(|| ObjectError::NoName(kind.to_owned()))?;
     index.apply(resource, key, object);
     Ok(())
 }

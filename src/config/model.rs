@@ -4,6 +4,8 @@
 pub mod buffer;
 pub mod conditions;
 pub mod guard;
+mod kind;
+mod level;
 mod mode;
 pub mod pattern;
 pub mod window;

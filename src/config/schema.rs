@@ -5,6 +5,7 @@
 
 pub mod buffer;
 pub mod guard;
+mod kind;
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;

@@ -18,6 +18,7 @@
 //! - the answer then is the `authorization.k8s.io/decision` annotation (`allow` or `forbid`,
 //!   `pkg/endpoints/filters/authorization.go`): the API server's whole chain, not warrant's.
 
+use super::read_error::ReadError;
 use super::record::{Item, Origin, Recorded, Skip, Source};
 use super::request_uri::{RequestUri, resource_path};
 use super::selectors::{field_requirements, label_requirements};
@@ -105,8 +106,8 @@ pub fn looks_like(v: &serde_json::Value) -> bool {
 pub struct Seen(HashSet<String>);
 
 /// One event.
-pub fn read(bytes: &[u8], origin: Origin, seen: &mut Seen) -> Result<Item, String> {
-    let e: Event = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+pub fn read(bytes: &[u8], origin: Origin, seen: &mut Seen) -> Result<Item, ReadError> {
+    let e: Event = serde_json::from_slice(bytes)?;
     if !matches!(e.stage.as_str(), "ResponseComplete" | "ResponseStarted") {
         return Ok(Item::Skipped(Skip::Stage));
     }
@@ -119,7 +120,11 @@ pub fn read(bytes: &[u8], origin: Origin, seen: &mut Seen) -> Result<Item, Strin
         .map(|t| {
             DateTime::parse_from_rfc3339(t)
                 .map(|t| t.with_timezone(&Utc))
-                .map_err(|err| format!("requestReceivedTimestamp {t:?}: {err}"))
+                .map_err(|source| ReadError::Time {
+                    field: "requestReceivedTimestamp",
+                    value: t.to_owned(),
+                    source,
+                })
         })
         .transpose()?;
     let decision = match e.annotations.decision.as_deref() {
@@ -127,7 +132,7 @@ pub fn read(bytes: &[u8], origin: Origin, seen: &mut Seen) -> Result<Item, Strin
         Some("forbid") => Some(Decision::Deny),
         _ => None,
     };
-    let review = Review::new(ApiVersion::V1, spec(e)).map_err(|e| e.to_string())?;
+    let review = Review::new(ApiVersion::V1, spec(e))?;
     Ok(Item::Review(Box::new(Recorded {
         review,
         at,

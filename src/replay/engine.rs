@@ -301,7 +301,7 @@ pub fn replay_blocking(
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     /// An input cannot be read.
-    #[error("{0}")]
+    #[error(transparent)]
     Input(#[from] InputError),
     /// The runtime could not start.
     #[error("cannot start runtime: {0}")]

@@ -204,8 +204,10 @@ impl Reader {
             Format::ApiServer => apiserver::read(line, origin.clone(), &mut self.seen),
             Format::SubjectAccessReview => sar::read(line, origin.clone()),
         };
-        self.queued
-            .push_back(item.map_err(|message| LineError { origin, message }));
+        self.queued.push_back(item.map_err(|e| LineError {
+            origin,
+            message: e.to_string(),
+        }));
         Ok(true)
     }
 
@@ -237,11 +239,14 @@ impl Reader {
                 Some(Format::Warrant) => warrant_log::read(&bytes, origin.clone()),
                 Some(Format::ApiServer) => apiserver::read(&bytes, origin.clone(), &mut self.seen),
                 Some(Format::SubjectAccessReview) => sar::read(&bytes, origin.clone()),
-                None => Err(unknown(origin.clone()).message),
+                None => {
+                    self.queued.push_back(Err(unknown(origin.clone())));
+                    continue;
+                }
             };
-            self.queued.push_back(item.map_err(|message| LineError {
+            self.queued.push_back(item.map_err(|e| LineError {
                 origin: origin.clone(),
-                message,
+                message: e.to_string(),
             }));
         }
     }

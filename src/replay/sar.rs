@@ -2,6 +2,7 @@
 //! or per line, as `warrant check -f` reads them. The status, when the file has one, is the
 //! recorded answer: `allowed` is Allow, `denied` Deny, neither NoOpinion.
 
+use super::read_error::ReadError;
 use super::record::{Item, Origin, Recorded, Source};
 use crate::decision::Decision;
 use crate::review;
@@ -12,9 +13,9 @@ pub fn looks_like(v: &serde_json::Value) -> bool {
 }
 
 /// One review document.
-pub fn read(bytes: &[u8], origin: Origin) -> Result<Item, String> {
-    let review = review::decode(bytes).map_err(|e| e.to_string())?;
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+pub fn read(bytes: &[u8], origin: Origin) -> Result<Item, ReadError> {
+    let review = review::decode(bytes)?;
+    let value: serde_json::Value = serde_json::from_slice(bytes)?;
     let decision = value.get("status").filter(|s| s.is_object()).map(|s| {
         let set = |k: &str| s.get(k).and_then(|v| v.as_bool()) == Some(true);
         if set("allowed") {

@@ -3,6 +3,7 @@
 //! ([`crate::telemetry::audit::AuditRecord`]). Records of the validation ring
 //! (`"stage": "admission"`) are skipped: replay judges SubjectAccessReviews.
 
+use super::read_error::ReadError;
 use super::record::{Item, Origin, Recorded, Skip, Source};
 use crate::decision::Decision;
 use crate::review::{ApiVersion, Review};
@@ -57,8 +58,8 @@ pub fn looks_like(v: &serde_json::Value) -> bool {
 }
 
 /// One line of warrant's audit log.
-pub fn read(bytes: &[u8], origin: Origin) -> Result<Item, String> {
-    let line: Line = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+pub fn read(bytes: &[u8], origin: Origin) -> Result<Item, ReadError> {
+    let line: Line = serde_json::from_slice(bytes)?;
     if line.stage.as_deref().is_some_and(|s| s != "authorization") {
         return Ok(Item::Skipped(Skip::Admission));
     }
@@ -66,7 +67,7 @@ pub fn read(bytes: &[u8], origin: Origin) -> Result<Item, String> {
         "Allow" => Decision::Allow,
         "Deny" => Decision::Deny,
         "NoOpinion" => Decision::NoOpinion,
-        other => return Err(format!("unknown decision {other:?}")),
+        other => return Err(ReadError::UnknownDecision(other.to_owned())),
     };
     let at = line
         .time
@@ -74,7 +75,11 @@ pub fn read(bytes: &[u8], origin: Origin) -> Result<Item, String> {
         .map(|t| {
             DateTime::parse_from_rfc3339(t)
                 .map(|t| t.with_timezone(&Utc))
-                .map_err(|e| format!("time {t:?}: {e}"))
+                .map_err(|source| ReadError::Time {
+                    field: "time",
+                    value: t.to_owned(),
+                    source,
+                })
         })
         .transpose()?;
     let spec = SubjectAccessReviewSpec {
@@ -85,7 +90,7 @@ pub fn read(bytes: &[u8], origin: Origin) -> Result<Item, String> {
         resource_attributes: line.resource_attributes,
         non_resource_attributes: line.non_resource_attributes,
     };
-    let review = Review::new(ApiVersion::V1, spec).map_err(|e| e.to_string())?;
+    let review = Review::new(ApiVersion::V1, spec)?;
     // `authorizer/rule`, as a replay names the decider.
     let decided_by = line.decided_by.map(|by| {
         let rule = line

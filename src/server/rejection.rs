@@ -13,13 +13,13 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum Rejection {
     /// The body is not a usable review.
-    #[error("{0}")]
+    #[error(transparent)]
     BadReview(#[from] ReviewError),
     /// The body is not a usable AdmissionReview.
-    #[error("{0}")]
+    #[error(transparent)]
     BadAdmission(#[from] AdmissionError),
     /// The body is not a usable AuthorizationConditionsReview.
-    #[error("{0}")]
+    #[error(transparent)]
     BadConditionsReview(#[from] crate::review::ConditionsReviewError),
     /// The request's content type is not JSON.
     #[error("Content-Type {0:?} is not supported: send application/json")]
@@ -164,7 +164,7 @@ mod tests {
             timeout.to_string(),
             "request body could not be read: not received within 10s"
         );
-        // Issue 15, finding 8: a body that does not arrive in time is 408, not 400.
+        // A body that does not arrive in time is 408, not 400.
         assert_eq!(timeout.code(), (StatusCode::REQUEST_TIMEOUT, "Timeout"));
         let cause = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "peer went away");
         let read = Rejection::BodyRead(Box::new(cause));

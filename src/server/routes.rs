@@ -9,10 +9,10 @@ use super::admit;
 use super::body::{self, BodyBudget};
 use super::caller::CallerAuth;
 use super::rejection::Rejection;
-use super::requester;
 use crate::admission::{self, Mapped};
 use crate::authorizer::{Deadline, Input};
 use crate::clock::Clock;
+use crate::defense::{self, Admission, FollowUps};
 use crate::object::ViewError;
 use crate::reload::LiveChain;
 use crate::review;
@@ -58,9 +58,9 @@ pub struct AppState {
     /// The cluster as the validation ring sees it (the metadata cache, or
     /// [`crate::object::NoCluster`] without a cluster connection).
     pub cluster: Arc<dyn crate::object::ClusterView>,
-    /// Writes the buffer's requester annotation as warrant's own identity (`None`: no cluster
-    /// connection; a held deletion's requester then cannot be recorded).
-    pub annotator: Option<Arc<crate::cluster::Annotator>>,
+    /// Performs what the deletion defense owes after an admission decision (recording who
+    /// asked for a held deletion).
+    pub follow_ups: FollowUps,
 }
 
 /// What the connection knows about its peer.
@@ -342,27 +342,14 @@ async fn admit(
         context,
     } = admission::map(request, state.cluster.clone());
     let mut input = Input::new(review, state.clock.now());
-    let mut answer = match context {
+    let admission = match context {
         Some(ctx) => {
             input = input.with_object(Arc::new(ctx));
-            active.chain.admit(&input, Deadline::after(budget)).await
+            defense::admission::decide(&active.chain, &input, Deadline::after(budget)).await
         }
-        None => admit::unjudged(operation),
+        None => Admission::answered(admit::unjudged(operation)),
     };
-    let deadline = started + budget;
-    let writer = requester::Writer {
-        annotator: state.annotator.as_deref(),
-        metrics: &state.metrics,
-    };
-    requester::record(
-        writer,
-        &active.chain,
-        &input,
-        operation,
-        &mut answer,
-        deadline,
-    )
-    .await;
+    let answer = state.follow_ups.perform(admission, started + budget).await;
     let elapsed = started.elapsed();
     admit::log_failures(&uid, &answer);
     let response = admit::respond(uid, &answer);

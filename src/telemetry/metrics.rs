@@ -15,7 +15,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
@@ -24,11 +24,6 @@ pub use crate::authorizer::metrics::LATENCY_BUCKETS;
 
 /// The OpenMetrics content type `/metrics` answers with.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct OutcomeLabels {
-    outcome: &'static str,
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
@@ -96,7 +91,6 @@ pub struct Metrics {
     admission_duration: Family<AdmissionLabels, Histogram, fn() -> Histogram>,
     open_connections: Gauge,
     conditions_evaluations: Family<ResultLabels, Counter>,
-    requester_annotations: Family<OutcomeLabels, Counter>,
     families: Families,
 }
 
@@ -109,115 +103,76 @@ impl Default for Metrics {
 impl Metrics {
     /// A fresh set of metrics in its own registry.
     pub fn new() -> Self {
-        Self::with_extra(|_| {})
+        Self::in_registry(Registry::default())
     }
 
-    /// A fresh set of metrics, plus the families `extra` registers (a running module this one
-    /// may not import registers its own: the cluster cache's).
-    pub fn with_extra(extra: impl FnOnce(&mut Registry)) -> Self {
-        let mut registry = Registry::default();
-        extra(&mut registry);
-        let attempts = Family::<ResultLabels, Counter>::default();
-        registry.register(
-            "warrant_authorization_attempts",
-            "Reviews answered by the chain, by result (allowed, denied, no-opinion, error)",
-            attempts.clone(),
-        );
-        let duration = Family::<ResultLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-            latency_histogram,
-        );
-        registry.register(
-            "warrant_authorization_duration_seconds",
-            "Time the chain took to answer a review, by result",
-            duration.clone(),
-        );
-        let http_requests = Family::<CodeLabels, Counter>::default();
-        registry.register(
-            "warrant_http_requests",
-            "HTTP requests served, by status code",
-            http_requests.clone(),
-        );
-        let reloads = Family::<StatusLabels, Counter>::default();
-        registry.register(
-            "warrant_config_reloads",
-            "Configuration reload outcomes",
-            reloads.clone(),
-        );
-        let reload_timestamp = Family::<StatusLabels, Gauge<f64, AtomicU64>>::default();
-        registry.register(
-            "warrant_config_last_reload_timestamp_seconds",
-            "Unix time of the last configuration reload, by outcome",
-            reload_timestamp.clone(),
-        );
-        let config_info = Family::<HashLabels, Gauge>::default();
-        registry.register(
-            "warrant_config_info",
-            "The configuration being served: value 1, labelled with the sha256 of its bytes",
-            config_info.clone(),
-        );
-        let reload_refusals = Family::<ReasonLabels, Counter>::default();
-        registry.register(
-            "warrant_config_reload_refusals",
-            "Reloads refused by --replay-on-reload, by reason (lockout: the replay would deny a bootstrap identity; replay-error: the replay could not run)",
-            reload_refusals.clone(),
-        );
-        let audit_dropped = Counter::default();
-        registry.register(
-            "warrant_audit_records_dropped",
-            "Audit records dropped because the audit writer fell behind",
-            audit_dropped.clone(),
-        );
-        let admission_requests = Family::<AdmissionLabels, Counter>::default();
-        registry.register(
-            "warrant_admission_requests",
-            "Admission requests answered, by operation and whether they were admitted",
-            admission_requests.clone(),
-        );
-        let admission_duration =
-            Family::<AdmissionLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-                latency_histogram,
-            );
-        registry.register(
-            "warrant_admission_duration_seconds",
-            "Time the validation ring took to answer an admission request, by operation and outcome",
-            admission_duration.clone(),
-        );
-        let open_connections = Gauge::default();
-        registry.register(
-            "warrant_http_open_connections",
-            "Connections being served on warrant's listeners (after their TLS handshake)",
-            open_connections.clone(),
-        );
-        let conditions_evaluations = Family::<ResultLabels, Counter>::default();
-        registry.register(
-            "warrant_conditions_evaluations",
-            "AuthorizationConditionsReviews answered (conditions evaluated at admission), by result (allowed, denied, no-opinion)",
-            conditions_evaluations.clone(),
-        );
-        let requester_annotations = Family::<OutcomeLabels, Counter>::default();
-        registry.register(
-            "warrant_buffer_requester_annotations",
-            "Requester annotations written on objects held by the buffer's finalizer when their DELETE was admitted, by outcome (recorded, unchanged, failed)",
-            requester_annotations.clone(),
-        );
-        let families = Families::register(&mut registry);
+    /// The chain-wide families and the per-authorizer ones, registered on `registry`, which
+    /// already holds what other modules registered on it (the cluster cache's, the buffer's,
+    /// leader election's, the deletion defense's): one registry, encoded by [`Metrics::encode`].
+    pub fn in_registry(mut registry: Registry) -> Self {
+        let r = &mut registry;
         Self {
-            requester_annotations,
-            conditions_evaluations,
-            registry,
-            families,
-            attempts,
-            duration,
-            http_requests,
-            reloads,
-            reload_timestamp,
-            config_info,
+            attempts: registered(
+                r,
+                "warrant_authorization_attempts",
+                "Reviews answered by the chain, by result (allowed, denied, no-opinion, error)",
+            ),
+            duration: registered_with(
+                r,
+                "warrant_authorization_duration_seconds",
+                "Time the chain took to answer a review, by result",
+                Family::new_with_constructor(latency_histogram),
+            ),
+            http_requests: registered(
+                r,
+                "warrant_http_requests",
+                "HTTP requests served, by status code",
+            ),
+            reloads: registered(r, "warrant_config_reloads", "Configuration reload outcomes"),
+            reload_timestamp: registered(
+                r,
+                "warrant_config_last_reload_timestamp_seconds",
+                "Unix time of the last configuration reload, by outcome",
+            ),
+            config_info: registered(
+                r,
+                "warrant_config_info",
+                "The configuration being served: value 1, labelled with the sha256 of its bytes",
+            ),
             config_hash: Mutex::new(None),
-            reload_refusals,
-            audit_dropped,
-            admission_requests,
-            admission_duration,
-            open_connections,
+            reload_refusals: registered(
+                r,
+                "warrant_config_reload_refusals",
+                "Reloads refused by --replay-on-reload, by reason (lockout: the replay would deny a bootstrap identity; replay-error: the replay could not run)",
+            ),
+            audit_dropped: registered(
+                r,
+                "warrant_audit_records_dropped",
+                "Audit records dropped because the audit writer fell behind",
+            ),
+            admission_requests: registered(
+                r,
+                "warrant_admission_requests",
+                "Admission requests answered, by operation and whether they were admitted",
+            ),
+            admission_duration: registered_with(
+                r,
+                "warrant_admission_duration_seconds",
+                "Time the validation ring took to answer an admission request, by operation and outcome",
+                Family::new_with_constructor(latency_histogram),
+            ),
+            open_connections: registered(
+                r,
+                "warrant_http_open_connections",
+                "Connections being served on warrant's listeners (after their TLS handshake)",
+            ),
+            conditions_evaluations: registered(
+                r,
+                "warrant_conditions_evaluations",
+                "AuthorizationConditionsReviews answered (conditions evaluated at admission), by result (allowed, denied, no-opinion)",
+            ),
+            families: Families::register(r),
+            registry,
         }
     }
 
@@ -276,14 +231,6 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// Counts one attempt to record who asked for a held deletion: `recorded`, `unchanged` (the
-    /// annotation already said so) or `failed`.
-    pub fn record_requester_annotation(&self, outcome: &'static str) {
-        self.requester_annotations
-            .get_or_create(&OutcomeLabels { outcome })
-            .inc();
-    }
-
     /// Counts one HTTP response.
     pub fn record_http(&self, code: u16) {
         self.http_requests
@@ -340,4 +287,23 @@ impl Metrics {
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
     }
+}
+
+/// A fresh metric of its default value, registered on `registry` under `name`.
+fn registered<M>(registry: &mut Registry, name: &str, help: &str) -> M
+where
+    M: Metric + Clone + Default,
+{
+    registered_with(registry, name, help, M::default())
+}
+
+/// `metric`, registered on `registry` under `name`.
+fn registered_with<M: Metric + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+    metric: M,
+) -> M {
+    registry.register(name, help, metric.clone());
+    metric
 }

@@ -1,5 +1,11 @@
 //! Black-box tests of warrant over real HTTPS: rcgen certificates, a real rustls client, the
 //! library's server started on 127.0.0.1:0, and the `warrant` binary itself.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails by panicking"
+)]
 
 mod admit;
 mod bad_configs;

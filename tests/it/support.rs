@@ -200,7 +200,7 @@ impl Warrant {
                 .cluster
                 .clone()
                 .unwrap_or_else(|| Arc::new(warrant::object::NoCluster)),
-            annotator: None,
+            follow_ups: Default::default(),
             body_budget: opts
                 .body_budget
                 .map(warrant::server::body::BodyBudget::new)

@@ -4,7 +4,8 @@
 Reads the DOT graph that `cargo modules dependencies --lib --no-fns --no-traits --no-types
 --no-externs --no-sysroot --no-owns` prints: one node per module, one "uses" edge from a module to
 every module whose items it names (rust-analyzer resolves re-exports to the defining module, and a
-`pub use` in a facade is an edge to the module it re-exports). cargo-modules' own `--acyclic`
+`pub use` in a facade is an edge to the module it re-exports), followed by the edges inline.py
+prints for paths written inline, which cargo-modules does not see. cargo-modules' own `--acyclic`
 cannot be used for this: it keeps methods as nodes even with `--no-fns`, so every type and its own
 method make a "cycle". This script finds the strongly connected components of the module graph
 and prints each one (with one concrete cycle through it); any component of two or more modules,

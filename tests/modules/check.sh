@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The import-cycle check of the issue "the guard becomes an authorizer, the vocabulary depends on
-# nothing": cargo-modules (rust-analyzer) prints the library's module graph with every "uses"
-# edge resolved to the module that defines the item, and acyclic.py fails on any cycle, between
-# any two modules and between top-level modules. Installs the pinned cargo-modules when missing
+# The import-cycle check: cargo-modules (rust-analyzer) prints the library's module graph with
+# every "uses" edge of a `use` declaration resolved to the module that defines the item;
+# inline.py adds the edges of paths written inline (`super::buffer::BufferSettings` in a field
+# type, `crate::config::Mode::Enforce` in an expression), which cargo-modules does not report;
+# acyclic.py fails on any cycle in the union, between any two modules and between top-level
+# modules. Installs the pinned cargo-modules when missing
 # (about 5 minutes on 2 cores, once per machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,4 +18,5 @@ fi
 graph=$(mktemp)
 trap 'rm -f "$graph"' EXIT
 "$bin" dependencies --lib --no-fns --no-traits --no-types --no-externs --no-sysroot --no-owns >"$graph"
+python3 tests/modules/inline.py src >>"$graph"
 python3 tests/modules/acyclic.py "$graph"

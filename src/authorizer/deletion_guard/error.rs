@@ -31,10 +31,10 @@ pub enum GuardError {
         source: Arc<serde_saphyr::Error>,
     },
     /// The cluster view (metadata cache or a live call) could not answer.
-    #[error("{0}")]
+    #[error(transparent)]
     Cluster(crate::object::ViewError),
     /// A `scope: Cluster` rate-limit bucket could not be read or written.
-    #[error("{0}")]
+    #[error(transparent)]
     RateLimit(super::cluster_buckets::BucketError),
 }
 

@@ -2,7 +2,8 @@
 //! how long a CRITICAL deletion is held and who is told. The controller that acts on it is
 //! `crate::buffer`; the validation ring guards the finalizer and the annotations.
 
-use super::guard::{Kind, Level};
+use super::kind::Kind;
+use super::level::Level;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -2,6 +2,9 @@
 //! from [`crate::config::schema::guard`]). What the guard does with them at run time belongs to
 //! `authorizer::deletion_guard`.
 
+use super::buffer::BufferSettings;
+pub use super::kind::Kind;
+pub use super::level::Level;
 pub use super::mode::Mode;
 use super::pattern::{self, Pattern};
 use super::window::{Freeze, Weekly};
@@ -10,39 +13,6 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How much a target matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// Ordinary protected targets.
-    Standard,
-    /// Important targets (+20 risk).
-    High,
-    /// The most important targets (+40 risk).
-    Critical,
-}
-
-impl Level {
-    /// The spelling in files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Standard => "standard",
-            Level::High => "high",
-            Level::Critical => "critical",
-        }
-    }
-
-    /// Parses the file spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "standard" => Some(Level::Standard),
-            "high" => Some(Level::High),
-            "critical" => Some(Level::Critical),
-            _ => None,
-        }
-    }
-}
-
 /// A protected namespace rule.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ProtectedNamespace {
@@ -50,23 +20,6 @@ pub struct ProtectedNamespace {
     pub names: Vec<Pattern>,
     /// Its level.
     pub level: Level,
-}
-
-/// A group/resource kind, `*` for any.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Kind {
-    /// API group (`""` for core, `*` for any).
-    pub group: String,
-    /// Plural resource (`*` for any).
-    pub resource: String,
-}
-
-impl Kind {
-    /// Whether this kind covers `group`/`resource`.
-    pub fn covers(&self, group: &str, resource: &str) -> bool {
-        (self.group == "*" || self.group == group)
-            && (self.resource == "*" || self.resource == resource)
-    }
 }
 
 /// A protected resource rule.
@@ -282,7 +235,7 @@ pub struct GuardSpec {
     /// Where rate-limit tokens are spent.
     pub rate_limit_stage: RateLimitStage,
     /// The buffer ring, when configured.
-    pub buffer: Option<super::buffer::BufferSettings>,
+    pub buffer: Option<BufferSettings>,
     /// warrant's own service account as a user name (`system:serviceaccount:<ns>:<name>`):
     /// `warrantServiceAccount`, else [`DEFAULT_WARRANT_SERVICE_ACCOUNT`]. The only identity
     /// that may write the buffer's requester annotation.

@@ -1,7 +1,7 @@
 //! The `buffer:` block of a `DeletionGuard` (the buffer ring) as written. Validation into
 //! [`crate::config::model::buffer::BufferSettings`] is `config::validate::guard::buffer`.
 
-use super::guard::KindFile;
+use super::kind::KindFile;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 

@@ -2,6 +2,8 @@
 //! decoding errors with their line). Validation into [`crate::config::model::guard::GuardSpec`]
 //! is `config::validate::guard`; the runtime is `authorizer::deletion_guard`.
 
+use super::buffer::BufferFile;
+pub use super::kind::KindFile;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
@@ -77,18 +79,7 @@ pub struct GuardFile {
     pub rate_limit_stage: Option<Spanned<String>>,
     /// The buffer ring: warrant's finalizer and the cool-down of CRITICAL deletions.
     #[serde(default)]
-    pub buffer: Option<Spanned<super::buffer::BufferFile>>,
-}
-
-/// A group/resource.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct KindFile {
-    /// API group (default core `""`; `*` any).
-    #[serde(default)]
-    pub group: String,
-    /// Plural resource (`*` any).
-    pub resource: String,
+    pub buffer: Option<Spanned<BufferFile>>,
 }
 
 /// A protected namespace rule.

@@ -1,0 +1,81 @@
+//! [`FollowUp`]: what the deletion defense owes after the validation ring has decided and before
+//! the answer goes out, as data. [`super::admission`] says which are owed; [`super::FollowUps`]
+//! performs them.
+
+use crate::authorizer::deletion_guard::GuardCode;
+use crate::cluster::ObjectAddress;
+use crate::decision::Reason;
+use crate::names::{AuthorizerName, Code};
+
+/// What a failed follow-up does to the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    /// The request is refused: the defense cannot stand behind it without the follow-up.
+    Refuse,
+    /// The failure is logged and counted; the answer stands.
+    Admit,
+}
+
+/// One follow-up of an admission decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowUp<'a> {
+    /// Record who asked for the deletion of an object a buffer holds.
+    RecordRequester(RecordRequester<'a>),
+}
+
+impl FollowUp<'_> {
+    /// The guard that owes it (and refuses the request when it fails and must not).
+    pub fn guard(&self) -> &AuthorizerName {
+        match self {
+            FollowUp::RecordRequester(r) => r.guard,
+        }
+    }
+
+    /// What its failure does to the answer.
+    pub fn on_failure(&self) -> OnFailure {
+        match self {
+            FollowUp::RecordRequester(r) => r.on_failure,
+        }
+    }
+
+    /// The reason of the refusal when it failed with `error` and must not.
+    pub fn refusal(&self, error: &str) -> Reason {
+        match self {
+            FollowUp::RecordRequester(r) => r.refusal(error),
+        }
+    }
+}
+
+/// Write `<annotation>: <user>` on the object a buffer holds, as warrant's own identity: the
+/// buffer's controller reads it to refuse a confirmation by the deleter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRequester<'a> {
+    /// The guard whose buffer holds the object.
+    pub guard: &'a AuthorizerName,
+    /// The requester annotation's key.
+    pub annotation: &'a str,
+    /// The object, as the request names it, with the stored object's uid.
+    pub object: ObjectAddress<'a>,
+    /// Who asked for the deletion.
+    pub user: &'a str,
+    /// The annotation's value on the stored object, if any (no write when it already names
+    /// `user`).
+    pub recorded: Option<&'a str>,
+    /// [`OnFailure::Refuse`] when the guard enforces and `requireConfirmation` is set (nobody
+    /// could confirm a deletion of unknown origin).
+    pub on_failure: OnFailure,
+}
+
+impl RecordRequester<'_> {
+    /// `REQUESTER_NOT_RECORDED`, saying which annotation and why.
+    fn refusal(&self, error: &str) -> Reason {
+        Reason {
+            rule: None,
+            message: format!(
+                "this deletion must be confirmed by a second person, and who asked for it could not be recorded (annotation {}: {error}); retry the deletion",
+                self.annotation
+            ),
+            code: Code::new(GuardCode::RequesterNotRecorded.as_str()).ok(),
+        }
+    }
+}

@@ -53,6 +53,9 @@ struct ReasonLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AdmissionLabels {
     operation: &'static str,
+    /// `<resource>` or `<resource>.<group>` (`deployments.apps`): the kinds the webhook
+    /// configuration sends, so the set stays small.
+    resource: String,
     allowed: &'static str,
 }
 
@@ -170,7 +173,7 @@ impl Metrics {
         let admission_requests = Family::<AdmissionLabels, Counter>::default();
         registry.register(
             "warrant_admission_requests",
-            "Admission requests answered, by operation and whether they were admitted",
+            "Admission requests answered, by operation, resource and whether they were admitted",
             admission_requests.clone(),
         );
         let admission_duration =
@@ -179,7 +182,7 @@ impl Metrics {
             );
         registry.register(
             "warrant_admission_duration_seconds",
-            "Time the validation ring took to answer an admission request, by operation and outcome",
+            "Time the validation ring took to answer an admission request, by operation, resource and outcome",
             admission_duration.clone(),
         );
         let open_connections = Gauge::default();
@@ -263,11 +266,19 @@ impl Metrics {
             .inc();
     }
 
-    /// Records one answered admission request: its operation (`DELETE`, ...), whether it was
-    /// admitted, and how long the validation ring took.
-    pub fn record_admission(&self, operation: &'static str, allowed: bool, elapsed: Duration) {
+    /// Records one answered admission request: its operation (`DELETE`, ...), its resource
+    /// (`deployments.apps`, `namespaces`), whether it was admitted, and how long the validation
+    /// ring took.
+    pub fn record_admission(
+        &self,
+        operation: &'static str,
+        resource: &str,
+        allowed: bool,
+        elapsed: Duration,
+    ) {
         let labels = AdmissionLabels {
             operation,
+            resource: resource.to_owned(),
             allowed: if allowed { "true" } else { "false" },
         };
         self.admission_requests.get_or_create(&labels).inc();

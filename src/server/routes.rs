@@ -353,9 +353,19 @@ async fn admit(
     let elapsed = started.elapsed();
     admit::log_failures(&uid, &answer);
     let response = admit::respond(uid, &answer);
+    let resource = input
+        .review
+        .spec()
+        .resource_attributes
+        .as_ref()
+        .map(|ra| match ra.group.as_deref().unwrap_or("") {
+            "" => ra.resource.clone().unwrap_or_default(),
+            group => format!("{}.{group}", ra.resource.as_deref().unwrap_or("")),
+        })
+        .unwrap_or_default();
     state
         .metrics
-        .record_admission(operation.as_str(), response.allowed, elapsed);
+        .record_admission(operation.as_str(), &resource, response.allowed, elapsed);
     if state.audit.is_enabled() {
         let audit = AdmissionAudit {
             uid: &response.uid,

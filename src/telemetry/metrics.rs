@@ -48,6 +48,9 @@ struct ReasonLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AdmissionLabels {
     operation: &'static str,
+    /// `<resource>` or `<resource>.<group>` (`deployments.apps`): the kinds the webhook
+    /// configuration sends, so the set stays small.
+    resource: String,
     allowed: &'static str,
 }
 
@@ -153,12 +156,12 @@ impl Metrics {
             admission_requests: registered(
                 r,
                 "warrant_admission_requests",
-                "Admission requests answered, by operation and whether they were admitted",
+                "Admission requests answered, by operation, resource and whether they were admitted",
             ),
             admission_duration: registered_with(
                 r,
                 "warrant_admission_duration_seconds",
-                "Time the validation ring took to answer an admission request, by operation and outcome",
+                "Time the validation ring took to answer an admission request, by operation, resource and outcome",
                 Family::new_with_constructor(latency_histogram),
             ),
             open_connections: registered(
@@ -218,11 +221,19 @@ impl Metrics {
             .inc();
     }
 
-    /// Records one answered admission request: its operation (`DELETE`, ...), whether it was
-    /// admitted, and how long the validation ring took.
-    pub fn record_admission(&self, operation: &'static str, allowed: bool, elapsed: Duration) {
+    /// Records one answered admission request: its operation (`DELETE`, ...), its resource
+    /// (`deployments.apps`, `namespaces`), whether it was admitted, and how long the validation
+    /// ring took.
+    pub fn record_admission(
+        &self,
+        operation: &'static str,
+        resource: &str,
+        allowed: bool,
+        elapsed: Duration,
+    ) {
         let labels = AdmissionLabels {
             operation,
+            resource: resource.to_owned(),
             allowed: if allowed { "true" } else { "false" },
         };
         self.admission_requests.get_or_create(&labels).inc();

@@ -11,8 +11,11 @@ missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v git >/dev/null 2>&1 || missing+=(git)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+# The chart test's Prometheus (chart_prometheus_test.go) and its private mount namespace (unshare).
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
-  apt-get update -qq && apt-get install -y -qq "${missing[@]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 go version
 
@@ -30,6 +33,13 @@ echo "== kube-apiserver v1.38.0-beta.0 (ConditionalAuthorization), cached the sa
 KUBE138_BIN_DIR=$(GOTOOLCHAIN=go1.27.3 "$here/build-tools.sh" "$here/tools-v1.38" kube-apiserver)
 export KUBE138_BIN_DIR
 "$KUBE138_BIN_DIR/kube-apiserver" --version
+
+# The chart test (chart_test.go) renders charts/warrant with helm, built from its Go module and
+# cached by version like the binaries above.
+echo "== helm (cached under ${XDG_CACHE_HOME:-$HOME/.cache}/warrant-go/)"
+HELM_BIN=$("$root/tests/chart/build-helm.sh")
+export HELM_BIN
+"$HELM_BIN" version --short
 
 echo "== warrant"
 profile="${WARRANT_PROFILE:-debug}"

@@ -251,8 +251,8 @@ async fn a_critical_deployment_without_a_ticket_is_refused() {
 
     let text = metrics_text(&w.client(), w).await;
     for want in [
-        "warrant_admission_requests_total{operation=\"DELETE\",allowed=\"false\"} 1",
-        "warrant_admission_duration_seconds_count{operation=\"DELETE\",allowed=\"false\"} 1",
+        "warrant_admission_requests_total{operation=\"DELETE\",resource=\"deployments.apps\",allowed=\"false\"} 1",
+        "warrant_admission_duration_seconds_count{operation=\"DELETE\",resource=\"deployments.apps\",allowed=\"false\"} 1",
         "warrant_guard_decisions_total{name=\"guard\",code=\"MISSING_TICKET\",mode=\"Enforce\"} 1",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
@@ -304,7 +304,7 @@ async fn an_approved_ticket_on_the_object_admits_it() {
     assert_eq!(rec["decision"], "NoOpinion");
     let text = metrics_text(&quiet.w.client(), &quiet.w).await;
     assert!(
-        text.contains("warrant_admission_requests_total{operation=\"DELETE\",allowed=\"true\"} 1")
+        text.contains("warrant_admission_requests_total{operation=\"DELETE\",resource=\"deployments.apps\",allowed=\"true\"} 1")
     );
     quiet.w.stop().await;
     s.w.stop().await;

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""`helm lint` and `helm template` over the values matrix (cert-manager on/off, monitoring
+on/off, HPA on/off), each rendering checked for what its switches promise; then the chart's
+refusals (a chain whose guard names differ from the webhooks', a missing CA bundle).
+Usage: matrix.py HELM CHART"""
+import itertools
+import subprocess
+import sys
+
+import yaml
+
+helm, chart = sys.argv[1], sys.argv[2]
+failures, passed = [], 0
+
+
+def render(sets, expect_fail=None):
+    args = [helm, "template", "warrant", chart, "--namespace", "warrant-system"]
+    for s in sets:
+        args += ["--set", s]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if expect_fail is not None:
+        return r
+    if r.returncode != 0:
+        raise RuntimeError(f"helm template {' '.join(sets)}: {r.stderr}")
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def check(name, cond, detail=""):
+    global passed
+    if cond:
+        passed += 1
+    else:
+        failures.append(f"{name}: {detail}")
+
+
+for cm, mon, hpa in itertools.product([False, True], repeat=3):
+    case = f"certManager={cm} monitoring={mon} hpa={hpa}"
+    sets = [f"tls.certManager.enabled={str(cm).lower()}",
+            f"monitoring.serviceMonitor.enabled={str(mon).lower()}",
+            f"monitoring.prometheusRule.enabled={str(mon).lower()}",
+            f"monitoring.dashboard.enabled={str(mon).lower()}",
+            f"autoscaling.enabled={str(hpa).lower()}"]
+    if not cm:
+        sets += ["tls.caBundle=Q0E="]
+        if mon:
+            sets += ["monitoring.serviceMonitor.clientCertificateSecret=prometheus-client"]
+    lint = subprocess.run([helm, "lint", chart, "--strict"] + sum((["--set", s] for s in sets), []),
+                          capture_output=True, text=True)
+    check(f"helm lint --strict ({case})", lint.returncode == 0, lint.stdout + lint.stderr)
+    docs = render(sets)
+    kinds = [d["kind"] for d in docs]
+    by = {}
+    for d in docs:
+        by.setdefault(d["kind"], []).append(d)
+    for k in ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+              "ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy",
+              "ValidatingWebhookConfiguration"]:
+        check(f"{case}: renders a {k}", k in kinds, kinds)
+    vwc = by["ValidatingWebhookConfiguration"][0]
+    hooks = vwc["webhooks"]
+    check(f"{case}: four webhooks", len(hooks) == 4, [h["name"] for h in hooks])
+    ann = (vwc["metadata"].get("annotations") or {}).get("cert-manager.io/inject-ca-from")
+    if cm:
+        check(f"{case}: the CA is injected by cert-manager", ann == "warrant-system/warrant-serving", ann)
+        check(f"{case}: no caBundle to inject over", all("caBundle" not in h["clientConfig"] for h in hooks))
+        certs = {c["metadata"]["name"]: c for c in by.get("Certificate", [])}
+        check(f"{case}: serving certificate for the Service", "warrant.warrant-system.svc" in
+              certs.get("warrant-serving", {}).get("spec", {}).get("dnsNames", []), list(certs))
+        check(f"{case}: the serving Secret is the one mounted",
+              certs["warrant-serving"]["spec"]["secretName"] ==
+              by["Deployment"][0]["spec"]["template"]["spec"]["volumes"][1]["secret"]["secretName"])
+        check(f"{case}: kube-apiserver's client certificate", "warrant-apiserver-client" in certs, list(certs))
+        check(f"{case}: Prometheus' client certificate only with monitoring",
+              ("warrant-metrics-client" in certs) == mon, list(certs))
+        check(f"{case}: issuers", len(by.get("Issuer", [])) == 2)
+    else:
+        check(f"{case}: no cert-manager objects", "Certificate" not in kinds and "Issuer" not in kinds, kinds)
+        check(f"{case}: the given caBundle", all(h["clientConfig"]["caBundle"] == "Q0E=" for h in hooks))
+    for k in ["ServiceMonitor", "PrometheusRule"]:
+        check(f"{case}: {k} iff monitoring", (k in kinds) == mon, kinds)
+    dash = [c for c in by["ConfigMap"] if c["metadata"]["name"] == "warrant-dashboard"]
+    check(f"{case}: dashboard iff monitoring", bool(dash) == mon)
+    if mon:
+        check(f"{case}: dashboard carries the sidecar label",
+              dash[0]["metadata"]["labels"].get("grafana_dashboard") == "1")
+        ep = by["ServiceMonitor"][0]["spec"]["endpoints"][0]
+        check(f"{case}: ServiceMonitor scrapes https with a client certificate",
+              ep["scheme"] == "https" and "cert" in ep["tlsConfig"] and "keySecret" in ep["tlsConfig"], ep)
+        alerts = {r["alert"] for g in by["PrometheusRule"][0]["spec"]["groups"] for r in g["rules"]}
+        want = {"WarrantWebhookErrors", "WarrantAdmissionLatencyHigh", "WarrantBufferHoldsHigh",
+                "WarrantBufferHoldExpired", "WarrantClusterCacheNotReady", "WarrantNoLeader",
+                "WarrantAuditRecordsDropped", "WarrantRateLimitDenialsSpiking"}
+        if cm:
+            want.add("WarrantCertificateExpiring")
+        check(f"{case}: the alerts", want <= alerts, want - alerts)
+    dep = by["Deployment"][0]["spec"]
+    check(f"{case}: HPA iff autoscaling, and then no fixed replicas",
+          ("HorizontalPodAutoscaler" in kinds) == hpa and ("replicas" in dep) == (not hpa), (kinds, dep.get("replicas")))
+    c = dep["template"]["spec"]["containers"][0]
+    check(f"{case}: non-root, read-only root", dep["template"]["spec"]["securityContext"]["runAsNonRoot"]
+          and c["securityContext"]["readOnlyRootFilesystem"])
+    check(f"{case}: warrant's own account excluded by name",
+          "--warrant-service-account=warrant-system/warrant" in c["args"] and
+          all("system:serviceaccount:warrant-system:warrant" in h["matchConditions"][0]["expression"] for h in hooks))
+    check(f"{case}: the release namespace is excluded from every webhook",
+          all("warrant-system" in [v for e in h["namespaceSelector"]["matchExpressions"] for v in e.get("values", [])]
+              for h in hooks))
+
+# Refusals.
+r = render(["tls.caBundle=Q0E=", "guardNames.protectionLabel=other.example.com/level"], expect_fail=True)
+check("a chain whose protectionLabel differs from the webhooks' is refused",
+      r.returncode != 0 and "differs from guardNames.protectionLabel" in r.stderr, r.stderr)
+r = render([], expect_fail=True)
+check("without cert-manager a caBundle is required", r.returncode != 0 and "tls.caBundle" in r.stderr, r.stderr)
+r = render(["tls.caBundle=Q0E=", "monitoring.serviceMonitor.enabled=true"], expect_fail=True)
+check("a ServiceMonitor without a way to authenticate is refused",
+      r.returncode != 0 and "clientCertificateSecret" in r.stderr, r.stderr)
+
+for f in failures:
+    print("FAIL " + f)
+print(f"chart matrix: {passed} checks held, {len(failures)} did not")
+sys.exit(1 if failures else 0)

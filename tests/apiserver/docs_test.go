@@ -5,7 +5,7 @@ package apiserver
 // written, in order, with bash, against a real kube-apiserver of this tier:
 //
 //	<!-- exec -->                  must exit 0
-//	<!-- exec: output "TEXT" -->   must exit 0 and print TEXT
+//	<!-- exec: output "TEXT" -->   must exit 0 and print TEXT (`output "TEXT" status N`: exit N)
 //	<!-- exec: fails "TEXT" -->    must exit non-zero and print TEXT (a refusal the page shows)
 //	<!-- exec: background -->      a server: started, then left running until the test ends
 //	<!-- exec-runner: ACTION -->   what the test itself does at that point (below)
@@ -57,11 +57,12 @@ type docBlock struct {
 	line   int    // 1-based line of the marker
 	kind   string // exec, output, fails, background, runner
 	expect string // output/fails: the text; runner: the action
+	status int    // output: the exit status it must have
 	script string
 }
 
 var markerRe = regexp.MustCompile(`^<!-- (exec|exec-runner)(?::\s*(.*?))?\s*-->$`)
-var expectRe = regexp.MustCompile(`^(output|fails)\s+"(.*)"$`)
+var expectRe = regexp.MustCompile(`^(output|fails)\s+"(.*)"(?:\s+status\s+(\d+))?$`)
 
 // docBlocks reads the marked blocks of the page at rel (relative to the repository).
 func docBlocks(t *testing.T, rel string) []docBlock {
@@ -99,6 +100,9 @@ func docBlocks(t *testing.T, rel string) []docBlock {
 				t.Fatalf("%s:%d: unknown marker %q", rel, i+1, lines[i])
 			}
 			b.kind, b.expect = e[1], e[2]
+			if e[3] != "" {
+				fmt.Sscan(e[3], &b.status)
+			}
 		}
 		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```sh") {
 			t.Fatalf("%s:%d: a marker must be followed by a ```sh fence", rel, i+1)
@@ -247,8 +251,8 @@ func (r *docRun) run(b docBlock) {
 			t.Fatalf("%s failed (%v)", where, err)
 		}
 	case "output":
-		if err != nil || !strings.Contains(string(out), b.expect) {
-			t.Fatalf("%s: want exit 0 and %q in the output, got %v", where, b.expect, err)
+		if cmd.ProcessState.ExitCode() != b.status || !strings.Contains(string(out), b.expect) {
+			t.Fatalf("%s: want exit %d and %q in the output, got %v", where, b.status, b.expect, err)
 		}
 	case "fails":
 		if err == nil || !strings.Contains(string(out), b.expect) {

@@ -70,3 +70,51 @@ fn first_difference(actual: &str, expected: &str) -> String {
         expected.lines().count()
     )
 }
+
+/// Every decision code the library can put in a reason, found in its non-test sources: the
+/// guard's codes (`GuardCode::X => "X"`), codes made with `Code::new("X")`, and `*_CODE`
+/// constants.
+fn codes_in_source() -> std::collections::BTreeSet<String> {
+    let patterns = [
+        regex::Regex::new(r#"GuardCode::\w+ => "([A-Z][A-Z0-9_]+)""#).expect("a valid pattern"),
+        regex::Regex::new(r#"Code::new\("([A-Z][A-Z0-9_]+)"\)"#).expect("a valid pattern"),
+        regex::Regex::new(r#"const \w+_CODE: &str = "([A-Z][A-Z0-9_]+)""#).expect("a valid pattern"),
+    ];
+    let mut out = std::collections::BTreeSet::new();
+    let mut dirs = vec![root().join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src is readable") {
+            let path = entry.expect("a directory entry").path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "tests" {
+                    dirs.push(path);
+                }
+            } else if name.ends_with(".rs") && !name.starts_with("tests") {
+                let text = std::fs::read_to_string(&path).expect("a readable source file");
+                // Unit tests sit in sibling files; a `#[cfg(test)] mod tests { .. }` in the
+                // file itself is cut off.
+                let text = text.split("#[cfg(test)]\nmod tests {").next().unwrap_or("");
+                for p in &patterns {
+                    out.extend(p.captures_iter(text).map(|c| c[1].to_owned()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn denials_page_explains_every_decision_code() {
+    let codes = codes_in_source();
+    assert!(codes.len() >= 20, "found only {codes:?}");
+    let page = read("docs/denials.md");
+    let missing: Vec<&String> = codes
+        .iter()
+        .filter(|c| !page.contains(&format!("`{c}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/denials.md does not explain {missing:?}"
+    );
+}

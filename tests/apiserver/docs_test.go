@@ -150,7 +150,7 @@ func newDocRun(t *testing.T, page string, extraEnv ...string) *docRun {
 	r := &docRun{t: t, page: page, dir: dir, logs: filepath.Join(dir, "logs")}
 	t.Cleanup(func() {
 		for i := len(r.procs) - 1; i >= 0; i-- {
-			r.procs[i].stop(10 * time.Second)
+			r.procs[i].stopGroup(10 * time.Second)
 		}
 		if t.Failed() || os.Getenv("WARRANT_APISERVER_KEEP") != "" {
 			t.Logf("kept %s", dir)
@@ -240,6 +240,10 @@ func (r *docRun) run(b docBlock) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir, cmd.Env = r.dir, r.env
+	// On timeout, the whole block goes (kubectl included), and its pipes with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s ran:\n%s--- output:\n%s", where, b.script, out)
 	if ctx.Err() != nil {
@@ -334,15 +338,12 @@ func (r *docRun) startStaticPod(kubeEtc, path string) {
 }
 
 // startKubeAPIServer plays the edit of kube-apiserver's manifest: the tier's flags plus the
-// ones the guide sets. It returns the admin kubeconfig path.
-func (r *docRun) startKubeAPIServer(kubeEtc, kubeconfig string) {
+// ones the install guide sets (withWarrant), or kubeadm's --authorization-mode that the
+// uninstall guide puts back. It writes the administrator's kubeconfig.
+func (r *docRun) startKubeAPIServer(kubeEtc, kubeconfig string, withWarrant bool) {
 	t := r.t
 	t.Helper()
-	for _, p := range r.procs {
-		if p.name == "docs-kube-apiserver" {
-			p.stop(10 * time.Second)
-		}
-	}
+	r.stopProc("docs-kube-apiserver")
 	a := filepath.Join(kubeEtc, "warrant-apiserver")
 	port, err := freePort()
 	if err != nil {
@@ -359,11 +360,16 @@ func (r *docRun) startKubeAPIServer(kubeEtc, kubeconfig string) {
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--disable-admission-plugins=ServiceAccount", "--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=false", "--profiling=false", "--v=1",
-		// What the guide sets:
-		"--authorization-config=" + filepath.Join(a, "authorization-config.yaml"),
 	}
-	if _, err := os.Stat(filepath.Join(a, "admission-config.yaml")); err == nil {
-		args = append(args, "--admission-control-config-file="+filepath.Join(a, "admission-config.yaml"))
+	if !withWarrant {
+		// kubeadm's own setting, which the uninstall guide puts back.
+		args = append(args, "--authorization-mode=Node,RBAC")
+	} else {
+		// What the install guide sets.
+		args = append(args, "--authorization-config="+filepath.Join(a, "authorization-config.yaml"))
+		if _, err := os.Stat(filepath.Join(a, "admission-config.yaml")); err == nil {
+			args = append(args, "--admission-control-config-file="+filepath.Join(a, "admission-config.yaml"))
+		}
 	}
 	t.Logf("kube-apiserver stand-in: %s", strings.Join(args, " "))
 	p, err := startProcEnv(r.dir, r.logs, "docs-kube-apiserver", os.Environ(), nil, filepath.Join(E.kubeBin, "kube-apiserver"), args...)
@@ -386,42 +392,146 @@ current-context: c
 	}
 }
 
-func TestInstallGuideRunsAsWritten(t *testing.T) {
-	const page = "docs/install.md"
-	blocks := docBlocks(t, page)
+// installRun runs docs/install.md, then each further page, in one scratch world; the runner
+// actions of every page are the kubelet's and kube-apiserver's manifest edits (see the top).
+func installRun(t *testing.T, pages ...string) *docRun {
+	t.Helper()
 	needPort8443(t)
-	r := newDocRun(t, page)
+	r := newDocRun(t, "docs/install.md")
 	kubeEtc := filepath.Join(r.dir, "etc-kubernetes")
 	kubeconfig := filepath.Join(r.dir, "admin.kubeconfig")
 	if err := os.MkdirAll(filepath.Join(kubeEtc, "manifests"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r.env = append(r.env, "KUBE_ETC="+kubeEtc, "KUBECONFIG="+kubeconfig)
-	actions := 0
-	for _, b := range blocks {
-		if b.kind != "runner" {
-			r.run(b)
-			continue
-		}
-		actions++
-		switch b.expect {
-		case "start-static-pod":
-			r.startStaticPod(kubeEtc, filepath.Join(kubeEtc, "manifests", "warrant.yaml"))
-		case "start-kube-apiserver", "restart-kube-apiserver":
-			r.startKubeAPIServer(kubeEtc, kubeconfig)
-		default:
-			t.Fatalf("%s:%d: unknown runner action %q", page, b.line, b.expect)
+	for _, page := range append([]string{"docs/install.md"}, pages...) {
+		r.page = page
+		for _, b := range docBlocks(t, page) {
+			if b.kind != "runner" {
+				r.run(b)
+				continue
+			}
+			switch b.expect {
+			case "start-static-pod":
+				r.startStaticPod(kubeEtc, filepath.Join(kubeEtc, "manifests", "warrant.yaml"))
+			case "stop-static-pod":
+				if _, err := os.Stat(filepath.Join(kubeEtc, "manifests", "warrant.yaml")); err == nil {
+					t.Fatalf("%s:%d: the static pod manifest is still in place", page, b.line)
+				}
+				r.stopProc("static-pod-warrant")
+			case "start-kube-apiserver", "restart-kube-apiserver":
+				r.startKubeAPIServer(kubeEtc, kubeconfig, true)
+			case "restore-kube-apiserver":
+				r.startKubeAPIServer(kubeEtc, kubeconfig, false)
+			case "seed-held-object":
+				r.seedHeldObject()
+			case "check-held-object-gone":
+				r.waitHeldObjectGone()
+			default:
+				t.Fatalf("%s:%d: unknown runner action %q", page, b.line, b.expect)
+			}
 		}
 	}
-	if actions < 2 {
-		t.Fatalf("%s: the static pod and kube-apiserver were never started", page)
+	return r
+}
+
+func (r *docRun) stopProc(name string) {
+	for _, p := range r.procs {
+		if p.name == name {
+			p.stopGroup(10 * time.Second)
+		}
 	}
+}
+
+// stopGroup stops p and everything it started (a block's `bash -c` and the server in it):
+// SIGTERM to the process group, SIGKILL after the grace period.
+func (p *proc) stopGroup(grace time.Duration) {
+	if p == nil || p.exited() {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// kubectl runs kubectl in the scratch world (the guide's administrator).
+func (r *docRun) kubectl(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(E.kubeBin, "kubectl"), args...)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// seedHeldObject leaves what a warrant gone mid-hold leaves: a Terminating Deployment held by
+// warrant's finalizer (next to a finalizer of someone else's, which must survive the clean-up
+// until the test removes it).
+func (r *docRun) seedHeldObject() {
+	t := r.t
+	t.Helper()
+	manifest := `{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "held"}}`
+	if out, err := r.kubectlStdin(manifest, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	deployment := `{"apiVersion": "apps/v1", "kind": "Deployment",
+ "metadata": {"name": "orders", "namespace": "held", "finalizers": ["warrant.dev/deletion-cooldown", "example.com/keep"]},
+ "spec": {"selector": {"matchLabels": {"app": "orders"}},
+          "template": {"metadata": {"labels": {"app": "orders"}}, "spec": {"containers": [{"name": "app", "image": "example.invalid/app:1"}]}}}}`
+	if out, err := r.kubectlStdin(deployment, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if out, err := r.kubectl("-n", "held", "delete", "deployment", "orders", "--wait=false"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+}
+
+func (r *docRun) kubectlStdin(stdin string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(E.kubeBin, "kubectl"), args...)
+	cmd.Dir, cmd.Env, cmd.Stdin = r.dir, r.env, strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// waitHeldObjectGone checks the clean-up: warrant's finalizer is gone and the other one kept;
+// once that one is removed too, the object goes.
+func (r *docRun) waitHeldObjectGone() {
+	t := r.t
+	t.Helper()
+	out, err := r.kubectl("-n", "held", "get", "deployment", "orders", "-o", "jsonpath={.metadata.finalizers}")
+	if err != nil || strings.Contains(out, "warrant.dev/deletion-cooldown") || !strings.Contains(out, "example.com/keep") {
+		t.Fatalf("after the clean-up, want only example.com/keep left, got %q (%v)", out, err)
+	}
+	if out, err := r.kubectl("-n", "held", "patch", "deployment", "orders", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := r.kubectl("-n", "held", "get", "deployment", "orders")
+		if err != nil && strings.Contains(out, "NotFound") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held Deployment is still there: %s", out)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func TestInstallGuideRunsAsWritten(t *testing.T) {
+	r := installRun(t)
 	// The guide's warrant answered the guide's kube-apiserver: its audit (the static pod's
 	// standard output) has jane's refused delete.
 	log, _ := os.ReadFile(filepath.Join(r.logs, "static-pod-warrant.log"))
 	if !strings.Contains(string(log), `"user":"jane"`) {
 		t.Fatalf("the static pod's warrant recorded no review of jane's delete:\n%s", log)
 	}
+}
+
+func TestUninstallGuideRunsAsWritten(t *testing.T) {
+	installRun(t, "docs/uninstall.md")
 }
 
 func TestReadmeTourRunsAsWritten(t *testing.T) {

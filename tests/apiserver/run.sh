@@ -11,6 +11,10 @@ missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v git >/dev/null 2>&1 || missing+=(git)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+# The documentation's commands (docs_test.go runs them as written).
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && apt-get install -y -qq "${missing[@]}"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bounded fuzz smoke of CI: builds the fuzz crate (installing cargo-fuzz when missing) and
 # runs every target for SECONDS (default 10) with its seeds and dictionary. Fails on the first
-# crash, panic, timeout or OOM. Long runs: `bash fuzz/run.sh TARGET 1800` (README, "Fuzzing").
+# crash, panic, timeout or OOM. Long runs: `bash fuzz/run.sh TARGET 1800` (CONTRIBUTING.md, "Fuzzing").
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 seconds="${1:-10}"

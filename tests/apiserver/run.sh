@@ -14,6 +14,10 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 # The chart test's Prometheus (chart_prometheus_test.go) and its private mount namespace (unshare).
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+# The documentation's commands (docs_test.go runs them as written).
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

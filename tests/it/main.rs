@@ -19,6 +19,7 @@ mod guard;
 mod http;
 mod lifecycle;
 mod properties;
+mod reference;
 mod reload;
 mod replay;
 mod shadow;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# warrant's end-to-end benchmark (issue 14): warrant and OPA side by side behind kube-apiserver's
+# warrant's end-to-end benchmark: warrant and OPA side by side behind kube-apiserver's
 # own webhook client, on loopback. The servers run pinned to core 0, the load generator
 # (bench/e2e, which IS k8s.io/apiserver's webhook authorizer) to core 1. It checks that both
 # servers decide a set of reviews alike, then times interleaved rounds and prints a table, then

@@ -1,4 +1,4 @@
-//! The buffer ring: a finalizer cool-down for high-risk deletions (issue 12).
+//! The buffer ring: a finalizer cool-down for high-risk deletions.
 //!
 //! Protected objects (protection level at or above `finalizeAt`, from the protection label on
 //! the object or a `protectedResources` rule naming it, and of a kind in `resources`) carry

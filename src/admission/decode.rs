@@ -66,7 +66,7 @@ struct WireRequest {
 }
 
 /// A nested struct from a JSON object only (or `null`): serde's derived structs would also take
-/// the sequence form, which Go's decoder refuses (issue 15, finding 5).
+/// the sequence form, which Go's decoder refuses.
 fn map_only<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
     match Option::<Value>::deserialize(d)? {
         None => Ok(None),

@@ -46,7 +46,3 @@ pub use state::{GuardShared, GuardStates};
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_admission;
-#[cfg(test)]
-mod tests_rescore;

@@ -57,7 +57,7 @@ impl MatchConditions {
 
     /// Evaluates the conditions for one review; `None` for the report when there are none.
     ///
-    /// They take no deadline (issue 15, finding 4): each evaluation is bounded
+    /// They take no deadline: each evaluation is bounded
     /// by its own CEL cost budget, and whether an authorizer applies must be known before it can
     /// fail for lack of time; otherwise an authorizer that does not apply to the request would
     /// answer for it with its failure policy once an earlier one had used up the deadline. Only

@@ -13,7 +13,7 @@
 //! `extra` is built only when an expression may read it, and the whole `request` map carries it
 //! only for expressions that may: a review may carry tens of thousands of extra keys (about
 //! 70,000 fit the 1 MiB body limit), and building their map for every authorizer cost more than
-//! the rest of the review (issue 15, finding 9).
+//! the rest of the review.
 
 use super::fields::{Field, field_named};
 use ::cel as engine;

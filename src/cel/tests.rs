@@ -222,11 +222,11 @@ fn checker_matches_cel_go_on_literals_and_maps() {
     );
 }
 
-/// Issue 15, finding 3: `replace` and `join` charge the size of their result before building
+/// `replace` and `join` charge the size of their result before building
 /// it. The results here would be about 10^12 and 6 * 10^10 bytes: built first and charged after,
 /// they would exhaust the memory of any machine instead of failing on the budget.
 #[test]
-fn issue_15_3_replace_and_join_are_charged_before_they_allocate() {
+fn replace_and_join_are_charged_before_they_allocate() {
     let uid = "u".repeat(1_000_000);
     let groups: Vec<String> = (0..60_000).map(|i| format!("g{i}")).collect();
     let spec: SubjectAccessReviewSpec = serde_json::from_value(serde_json::json!({
@@ -302,10 +302,10 @@ fn a_variable_named_request_hides_the_review() {
     );
 }
 
-/// Issue 15, finding 9: `extra` is bound only for an expression that may read it, and every
+/// `extra` is bound only for an expression that may read it, and every
 /// way of reading it (selection, `has`, optional selection, `request` used whole) keeps it.
 #[test]
-fn issue_15_9_extra_is_bound_only_when_it_may_be_read() {
+fn extra_is_bound_only_when_it_may_be_read() {
     let reads = |src: &str| {
         Expression::compile(src, Variables::RequestAndNow)
             .unwrap()

@@ -156,8 +156,8 @@ fn too_many_and_duplicate_match_conditions() {
 }
 
 #[test]
-fn issue_15_10_cluster_state_types_are_refused_with_why() {
-    // Issue 15, finding 10: ABAC is refused for what it is (a policy file on the API server's
+fn cluster_state_types_are_refused_with_why() {
+    // ABAC is refused for what it is (a policy file on the API server's
     // disk), not for needing cluster state.
     for (t, why) in [
         ("RBAC", "needs cluster state that warrant does not hold"),
@@ -245,10 +245,10 @@ fn webhook_settings_are_defaulted_as_upstream() {
     );
 }
 
-/// Issue 15, finding 10: `warrantServiceAccount` names warrant's own account instead of the
+/// `warrantServiceAccount` names warrant's own account instead of the
 /// default one; without it the default stays exempt.
 #[test]
-fn issue_15_10_warrant_service_account_replaces_the_default_exemption() {
+fn warrant_service_account_replaces_the_default_exemption() {
     let guard = |extra: &str| {
         let yaml = format!(
             "{WARRANT}authorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n    protectedNamespaces: [{{names: [prod], level: high}}]\n{extra}"
@@ -270,7 +270,7 @@ fn issue_15_10_warrant_service_account_replaces_the_default_exemption() {
     assert!(own.contains("system:kube-controller-manager", &[]));
 }
 
-/// Issue 16: `mode` on any entry and any policy rule; a guard's entry `mode` and `guard.mode`
+/// `mode` on any entry and any policy rule; a guard's entry `mode` and `guard.mode`
 /// are one setting (either spelling sets both).
 #[test]
 fn shadow_mode_on_entries_rules_and_guards() {
@@ -329,10 +329,10 @@ fn shadow_mode_on_entries_rules_and_guards() {
     assert_eq!(a[5].mode, Mode::Enforce);
 }
 
-/// Issue 15, finding 11: an Allow rule that constrains no verb also grants the verbs Kubernetes
+/// An Allow rule that constrains no verb also grants the verbs Kubernetes
 /// adds (constrained impersonation, DRA); a valid file says so in a warning.
 #[test]
-fn issue_15_11_an_allow_rule_without_a_verb_is_valid_with_a_warning() {
+fn an_allow_rule_without_a_verb_is_valid_with_a_warning() {
     let file = |effect: &str, expression: &str| {
         format!(
             "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: p\n  policy:\n    rules:\n    - name: r\n      effect: {effect}\n      expression: \"{expression}\"\n      message: m\n"
@@ -368,10 +368,10 @@ fn issue_15_11_an_allow_rule_without_a_verb_is_valid_with_a_warning() {
     assert!(warnings("Deny", "'dev' in request.groups").is_empty());
 }
 
-/// Issue 12: `buffer:` takes its defaults when written empty, and reports each bad field at
+/// `buffer:` takes its defaults when written empty, and reports each bad field at
 /// its path.
 #[test]
-fn issue_12_buffer_block_defaults_and_errors() {
+fn buffer_block_defaults_and_errors() {
     let guard = |buffer: &str| {
         format!(
             "{WARRANT}authorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n    protectionLabel: warrant.dev/protection\n    buffer:\n{buffer}"

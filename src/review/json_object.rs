@@ -2,7 +2,7 @@
 //! webhook peer use, refuses a JSON array where a struct is expected; serde's derived structs
 //! also accept the sequence form (`["authorization.k8s.io/v1","SubjectAccessReview",{...}]`
 //! decodes field by field). Every derived struct warrant reads from the wire is checked with
-//! [`refuse_array`] first (issue 15, finding 5). Types decoded by k8s-openapi need no check:
+//! [`refuse_array`] first. Types decoded by k8s-openapi need no check:
 //! their visitors accept maps only.
 
 use serde::de::{Error as _, Unexpected};

@@ -139,10 +139,10 @@ fn response_keeps_version_and_omits_unset_fields() {
     assert!(v["status"].get("evaluationError").is_none());
 }
 
-/// Issue 15, finding 5: a review, or its spec, in serde's sequence form is refused as Go's
+/// A review, or its spec, in serde's sequence form is refused as Go's
 /// decoder refuses it (kube-apiserver never sends one; a body that does is not a review).
 #[test]
-fn issue_15_5_arrays_are_not_reviews() {
+fn arrays_are_not_reviews() {
     assert_eq!(
         err(
             r#"["authorization.k8s.io/v1","SubjectAccessReview",{"user":"jane","nonResourceAttributes":{"path":"/","verb":"get"}}]"#

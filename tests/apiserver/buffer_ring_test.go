@@ -1,6 +1,6 @@
 package apiserver
 
-// The validation ring's side of the buffer ring (issue 12) through a real kube-apiserver and the
+// The validation ring's side of the buffer ring through a real kube-apiserver and the
 // shipped ValidatingWebhookConfiguration: the requester annotation warrant patches onto an object
 // carrying the buffer's finalizer when it admits its DELETE (and why that converges: kube-apiserver
 // runs the DELETE's validation again after the patch, and the second run writes nothing), the

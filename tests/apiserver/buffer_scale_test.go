@@ -1,6 +1,6 @@
 package apiserver
 
-// The buffer ring's cost with many cached objects (issue 12's closing figures), opt-in:
+// The buffer ring's cost with many cached objects (the figures of its design), opt-in:
 //
 //	WARRANT_BUFFER_SCALE=10000 go test -count=1 -run TestBufferScale -v .
 //

@@ -1,6 +1,6 @@
 package apiserver
 
-// The buffer ring through a real kube-apiserver (issue 12): warrant-admission, the warrant with
+// The buffer ring through a real kube-apiserver: warrant-admission, the warrant with
 // a cluster connection, runs the cool-down controller as the shipped ClusterRole's service
 // account. It puts its finalizer on protected StatefulSets; an admitted deletion then leaves
 // the object Terminating until the controller removes the finalizer: at once below CRITICAL,

@@ -1,6 +1,6 @@
 package apiserver
 
-// Issue 13: an API server that did not opt in to conditional authorization (the main tier's
+// An API server that did not opt in to conditional authorization (the main tier's
 // v1.35, which sends no authorizationOptions) gets, from a guard that authors conditions, the
 // answer its `conditions.whenUnsupported` says: Fold (the types' documented fold: Deny, since the
 // guard's conditions are Deny conditions) or ValidationRing (NoOpinion: RBAC, then the validation

@@ -1,6 +1,6 @@
 package apiserver
 
-// Conditional authorization (KEP-5681, issue 13) against a real kube-apiserver v1.38.0-beta.0
+// Conditional authorization (KEP-5681) against a real kube-apiserver v1.38.0-beta.0
 // built from tools-v1.38 (KUBE138_BIN_DIR, set by run.sh) with the ConditionalAuthorization gate
 // and the AuthorizationConditionsEnforcer admission plugin. A second warrant serves a guard that
 // protects by label with Deny conditions and a Policy whose Allow rule is conditional on the

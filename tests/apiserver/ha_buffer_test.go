@@ -1,6 +1,6 @@
 package apiserver
 
-// Issue 12: kill the leader replica while it holds a deletion; the other replica takes the
+// Kill the leader replica while it holds a deletion; the other replica takes the
 // Lease and finishes the pending cool-down. Two `warrant serve` replicas (ha_harness_test.go)
 // run the buffer ring with their own finalizer and Lease, so warrant-admission (which serves
 // /admit for the scenario API server, here without a buffer block) never acts on the object.

@@ -1,7 +1,7 @@
 package apiserver
 
 // Leader election between two `warrant serve` replicas on one Lease in the scenario API
-// server (issue 12): exactly one leads; SIGKILL of the leader hands the Lease over once it
+// server: exactly one leads; SIGKILL of the leader hands the Lease over once it
 // expires (about the lease duration after its last renewal); SIGTERM releases it, and the
 // other takes over at its next attempt (within about the retry period, jittered by 1.2).
 

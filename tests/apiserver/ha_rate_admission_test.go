@@ -1,6 +1,6 @@
 package apiserver
 
-// The `scope: Cluster` rate limit end to end through kube-apiserver (issue 12): the validation
+// The `scope: Cluster` rate limit end to end through kube-apiserver: the validation
 // ring spends its tokens (`rateLimitStage: Admission`) for the Namespace deletions the API
 // server's admission client sends warrant-admission, whose bucket is a Lease in warrant-system;
 // the fourth deletion is refused, and the bucket Lease shows what was spent.

@@ -1,6 +1,6 @@
 package apiserver
 
-// A `scope: Cluster` rate limit shared by two `warrant serve` replicas (issue 12): its bucket is
+// A `scope: Cluster` rate limit shared by two `warrant serve` replicas: its bucket is
 // a Lease in warrant-system, so 3 namespace deletes per hour are 3 in all, whichever replica
 // answers; and a bucket the API server will not let warrant read is the guard's failure policy
 // (Deny, with the reason), never a pass.

@@ -1,6 +1,6 @@
 package apiserver
 
-// Issue 15, finding 11: the verbs of constrained impersonation reach warrant through the real API
+// The verbs of constrained impersonation reach warrant through the real API
 // server, and the shipped example's impersonation rule grants exactly what it says. The scenario
 // API server runs with --feature-gates=ConstrainedImpersonation=true (alpha in 1.35). Its
 // impersonation filter (k8s.io/apiserver pkg/endpoints/filters/impersonation,
@@ -34,7 +34,7 @@ func actingAs(t *testing.T, a *apiserver, user, as string) *kubernetes.Clientset
 	return c
 }
 
-func TestIssue15_11ConstrainedImpersonationThroughThePolicyExample(t *testing.T) {
+func TestConstrainedImpersonationThroughThePolicyExample(t *testing.T) {
 	a := E.scenarios
 	// pol-alice is in group team-a: the example's team rules apply to namespace "a".
 	ensureNamespace(t, a, "a")

@@ -1,6 +1,6 @@
 package apiserver
 
-// Issue 16, "Real components in the tests": traffic through a real kube-apiserver, recorded by its
+// Traffic through a real kube-apiserver, recorded by its
 // own audit log (audit.k8s.io/v1 events, Metadata level, every stage) and by warrant's, then
 // replayed with `warrant replay` against a candidate configuration that tightens one rule. The
 // flips are asserted exactly, and every review warrant received is found, field for field, among

@@ -1,6 +1,6 @@
 package apiserver
 
-// The risk model of issue 11, as our users wrote it, in Go: the tests compute the score, level
+// The risk model, as our users wrote it, in Go: the tests compute the score, level
 // and reasons they expect from it instead of copying numbers out of warrant's answers. The
 // weights and thresholds are the guard's defaults (riskWeights and riskThresholds unset in the
 // chain files of these tests).

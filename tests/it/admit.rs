@@ -1,4 +1,4 @@
-//! `POST /admit` over real TLS (issue 11, point 8): AdmissionReviews as kube-apiserver sends
+//! `POST /admit` over real TLS: AdmissionReviews as kube-apiserver sends
 //! them, through the in-process server and the validation ring of a DeletionGuard, asserted on
 //! the AdmissionReview answered, warrant's audit record and its metrics.
 //!

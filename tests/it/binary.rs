@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_15_6_serve_with_no_flags_starts_secure_answers_and_survives_hup_and_usr1() {
+async fn serve_with_no_flags_starts_secure_answers_and_survives_hup_and_usr1() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
         .arg("serve")
@@ -84,7 +84,7 @@ async fn issue_15_6_serve_with_no_flags_starts_secure_answers_and_survives_hup_a
     let (code, _) = post_review(&client(&ca, None), url, &body).await;
     assert_eq!(code, 401);
 
-    // Issue 15, finding 6: SIGHUP reloads and SIGUSR1/SIGUSR2 are ignored; none of them stops
+    // SIGHUP reloads and SIGUSR1/SIGUSR2 are ignored; none of them stops
     // the server.
     let pid = child.id().to_string();
     for sig in ["-HUP", "-USR1", "-USR2"] {

@@ -1,4 +1,4 @@
-//! The differential test of issue 3: every (expression, review) pair of
+//! The differential test: every (expression, review) pair of
 //! `tests/celdiff/corpus.yaml` is judged by warrant's CEL and by Kubernetes' own authorization
 //! CEL (the Go program in `tests/celdiff/`, k8s.io/apiserver's compiler and matcher), and each
 //! must reach the same outcome: `true`, `false`, `compile_error` or `eval_error`. A disagreement

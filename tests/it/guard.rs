@@ -1,5 +1,5 @@
 //! The deletion guard through `warrant check --at ... --extra warrant.dev/ticket=...` against the
-//! shipped example (issue 6, "Done when"), and its failure policy when the tickets file is gone.
+//! shipped example, and its failure policy when the tickets file is gone.
 
 use crate::support::{BIN, repo};
 use std::process::Command;

@@ -60,7 +60,7 @@ async fn http1_also_served() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_15_8_malformed_reviews_get_their_status_code_and_a_status_body() {
+async fn malformed_reviews_get_their_status_code_and_a_status_body() {
     let w = Warrant::start(Options::default()).await;
     let c = w.client();
     let rows: &[(&str, &str, &str)] = &[
@@ -104,7 +104,7 @@ async fn issue_15_8_malformed_reviews_get_their_status_code_and_a_status_body() 
         .send()
         .await
         .unwrap();
-    // Issue 15, finding 8: 415, as kube-apiserver answers a media type it cannot decode.
+    // 415, as kube-apiserver answers a media type it cannot decode.
     assert_eq!(r.status(), 415);
     let v: serde_json::Value = r.json().await.unwrap();
     assert_eq!(v["reason"], "UnsupportedMediaType");
@@ -434,9 +434,9 @@ fn plain_review_request() -> Vec<u8> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_15_1_idle_connections_are_closed_and_busy_ones_are_not() {
+async fn idle_connections_are_closed_and_busy_ones_are_not() {
     use tokio::io::AsyncWriteExt;
-    // Issue 15, finding 1: idle keep-alive connections used to be held forever.
+    // Idle keep-alive connections used to be held forever.
     let w = Warrant::start(Options {
         client_ca: false,
         idle_timeout: Some(std::time::Duration::from_secs(1)),
@@ -503,9 +503,9 @@ async fn issue_15_1_idle_connections_are_closed_and_busy_ones_are_not() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_15_1_the_connection_cap_holds_new_connections_until_one_closes() {
+async fn the_connection_cap_holds_new_connections_until_one_closes() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    // Issue 15, finding 1: 2,000 idle connections used to be held at once. With a cap of 3,
+    // 2,000 idle connections used to be held at once. With a cap of 3,
     // three silent connections hold every slot (each until the 500 ms header-read timeout of
     // the test server); a fourth is accepted by the kernel but served only once a slot frees.
     let w = Warrant::start(Options {
@@ -539,8 +539,8 @@ async fn issue_15_1_the_connection_cap_holds_new_connections_until_one_closes() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_15_2_the_body_budget_refuses_with_429_and_is_given_back() {
-    // Issue 15, finding 2: unfinished bodies over many HTTP/2 streams used to grow the process
+async fn the_body_budget_refuses_with_429_and_is_given_back() {
+    // Unfinished bodies over many HTTP/2 streams used to grow the process
     // to 744 MB. With a 4 KiB budget, one request holding 3 KiB of an unfinished body leaves
     // too little for another 3 KiB body: that one gets 429 with Retry-After; once the first is
     // answered its bytes are given back.

@@ -695,7 +695,7 @@ fn property_model_reaches_every_outcome() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The Policy rule index (issue 14): a review evaluates only the rules that can match it, and the
+// The Policy rule index: a review evaluates only the rules that can match it, and the
 // verdict (decision, deciding rule, shadows) or the error is exactly that of evaluating every
 // rule in order.
 

@@ -121,8 +121,8 @@ async fn configmap_symlink_swaps() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_15_9_an_edit_of_a_symlink_target_in_another_directory_is_seen_at_once() {
-    // Issue 15, finding 9: config.yaml -> <elsewhere>/real.yaml; an in-place edit of real.yaml
+async fn an_edit_of_a_symlink_target_in_another_directory_is_seen_at_once() {
+    // Config.yaml -> <elsewhere>/real.yaml; an in-place edit of real.yaml
     // used to wait for the periodic re-check (30 s here). Then the link is pointed at a third
     // directory, whose file is edited too.
     let w = Warrant::start(Options {

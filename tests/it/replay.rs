@@ -1,4 +1,4 @@
-//! Issue 16: `warrant replay`, `warrant validate --replay` and `warrant serve
+//! `warrant replay`, `warrant validate --replay` and `warrant serve
 //! --replay-on-reload`, over the real kube-apiserver and warrant recordings in
 //! tests/fixtures/apiserver-audit/ and the configurations of the tier's replay scenario.
 

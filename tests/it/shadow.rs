@@ -1,4 +1,4 @@
-//! Issue 16, shadow mode over real HTTPS: an authorizer and a policy rule in `mode: Observe` are
+//! Shadow mode over real HTTPS: an authorizer and a policy rule in `mode: Observe` are
 //! evaluated on every review, their would-be answers are audited (`mode`, `wouldHave`,
 //! `shadowRules`) and counted (`warrant_shadow_decisions_total`,
 //! `warrant_shadow_disagreements_total`), and the answer is the rest of the chain's. The audit

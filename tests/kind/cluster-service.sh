@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cluster-service layout on kind (issue 12), called by run.sh once the cluster is up and the
+# The cluster-service layout on kind, called by run.sh once the cluster is up and the
 # image loaded: deploy/warrant.yaml (3 replicas, leader election, the buffer ring's controller),
 # the chain tests/kind/cluster-chain.yaml with its tickets, the serving Secret, and
 # deploy/validating-webhook.yaml with the CA bundle filled in; then the buffer ring end to end:

@@ -97,5 +97,5 @@ check "warrant saw alice's delete" '"user":"alice"' \
   kubectl logs -n kube-system "warrant-$cluster-control-plane"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
-# The cluster-service layout and the buffer ring (issue 12).
+# The cluster-service layout and the buffer ring.
 gen="$gen" bash tests/kind/cluster-service.sh

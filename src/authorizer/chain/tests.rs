@@ -1,8 +1,14 @@
 use super::*;
 use crate::authorizer::BoxFuture;
+use crate::authorizer::metrics::EntryMetrics;
 use crate::authorizer::test_input;
+use crate::authorizer::{Authorizer, AuthorizerError, Deadline, Input, MatchConditions};
+use crate::config::{AuthorizerType, FailurePolicy, Mode};
+use crate::decision::{Decision, Reason, Verdict};
+use crate::names::{AuthorizerName, Code, RuleName};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// A scripted authorizer: a fixed verdict, or one that never answers; counts its calls.
 #[derive(Debug)]
@@ -208,11 +214,11 @@ fn names_are_checked_once_at_build() {
     assert_eq!(Chain::new(vec![]).unwrap_err(), BuildError::Empty);
 }
 
-/// Issue 15, finding 4: once an earlier authorizer has used up the review deadline, an
+/// Once an earlier authorizer has used up the review deadline, an
 /// authorizer whose matchConditions exclude the request is skipped, not failed: it never answers
 /// (let alone denies) for a request it does not apply to.
 #[tokio::test(start_paused = true)]
-async fn issue_15_4_a_deadline_miss_never_fails_an_authorizer_that_does_not_apply() {
+async fn a_deadline_miss_never_fails_an_authorizer_that_does_not_apply() {
     use crate::cel::{Expression, Variables};
     let condition = |source: &str| {
         MatchConditions::new(vec![
@@ -276,7 +282,7 @@ fn rule_reason(rule: &str, code: &str) -> Reason {
     }
 }
 
-/// Issue 16, shadow mode: an entry in Observe is evaluated where it stands, its would-be Deny
+/// Shadow mode: an entry in Observe is evaluated where it stands, its would-be Deny
 /// is kept in the trace and counted (and counted as a disagreement with the chain's Allow), and
 /// the chain answers as if it had said NoOpinion: no reason of it in the answer.
 #[tokio::test]

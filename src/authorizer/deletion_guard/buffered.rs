@@ -1,4 +1,4 @@
-//! The buffer ring's guarded UPDATEs (issue 12), on the kinds a guard's `buffer.resources`
+//! The buffer ring's guarded UPDATEs, on the kinds a guard's `buffer.resources`
 //! names:
 //!
 //! - the requester annotation (who asked for a held deletion, which the buffer controller reads

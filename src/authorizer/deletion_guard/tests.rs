@@ -410,7 +410,7 @@ fn guard_of(block: &str) -> DeletionGuard {
     let yaml = format!(
         "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: DeletionGuard\n  name: guard\n  guard:\n{block}"
     );
-    let loaded = crate::config::parse("issue-11.yaml", yaml.as_bytes()).unwrap();
+    let loaded = crate::config::parse("guard.yaml", yaml.as_bytes()).unwrap();
     let AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
         panic!("not a guard");
     };
@@ -435,10 +435,10 @@ fn deployments(verb: &str, name: &str, user: &str) -> Input {
     )
 }
 
-/// Issue 11, hole 1: a collection delete sweeps the named objects too, so it is judged at the
+/// A collection delete sweeps the named objects too, so it is judged at the
 /// highest level the names of its kind carry, not "target not protected".
 #[test]
-fn issue_11_deletecollection_is_judged_at_the_level_of_named_objects() {
+fn deletecollection_is_judged_at_the_level_of_named_objects() {
     let g = guard_of(
         "    protectedResources: [{group: apps, resource: deployments, names: [checkout], level: critical}]\n",
     );
@@ -468,10 +468,10 @@ fn issue_11_deletecollection_is_judged_at_the_level_of_named_objects() {
     assert!(message.starts_with("target not protected"), "{message}");
 }
 
-/// Issue 11, hole 2: a denied (or, in Observe mode, would-be-denied) request spends no
+/// A denied (or, in Observe mode, would-be-denied) request spends no
 /// rate-limit token; only requests the guard lets through do.
 #[test]
-fn issue_11_denied_requests_spend_no_rate_limit_token() {
+fn denied_requests_spend_no_rate_limit_token() {
     for mode in ["Enforce", "Observe"] {
         let g = guard_of(&format!(
             "    mode: {mode}\n    protectedResources: [{{group: apps, resource: deployments, names: [checkout], level: critical}}]\n    rateLimits: [{{group: apps, resource: deployments, count: 2, per: 1h}}]\n"
@@ -503,13 +503,13 @@ fn issue_11_denied_requests_spend_no_rate_limit_token() {
     }
 }
 
-/// Issue 12: with `rateLimitStage: Admission` the authorization ring only looks at a
+/// With `rateLimitStage: Admission` the authorization ring only looks at a
 /// `scope: Cluster` bucket, and without a cluster connection (the authorization ring beside
 /// kube-apiserver usually has none) it leaves the limit to the validation ring, which spends and
 /// enforces; with `rateLimitStage: Authorization` the same guard has failed (its failure
 /// policy), never a pass.
 #[test]
-fn issue_12_cluster_limit_without_a_cluster_is_left_to_the_spending_ring() {
+fn cluster_limit_without_a_cluster_is_left_to_the_spending_ring() {
     let limit = "    rateLimits: [{group: apps, resource: deployments, count: 1, per: 1h, scope: Cluster}]\n";
     let advisory = guard_of(&format!("    rateLimitStage: Admission\n{limit}"));
     for _ in 0..3 {
@@ -527,3 +527,6 @@ fn issue_12_cluster_limit_without_a_cluster_is_left_to_the_spending_ring() {
         .expect_err("a spending ring without its cluster buckets has failed");
     assert!(err.to_string().contains("no cluster connection"), "{err}");
 }
+
+mod admission;
+mod rescore;

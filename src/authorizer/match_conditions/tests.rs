@@ -61,11 +61,11 @@ fn several_errors_render_as_upstream_aggregate() {
     assert!(errors.source().is_none());
 }
 
-/// Issue 15, finding 4: matchConditions take no deadline, so once one has passed a false one
+/// matchConditions take no deadline, so once one has passed a false one
 /// still excludes its authorizer and true ones still let it run (it is the authorizer that then
-/// fails); `chain::tests::issue_15_4_*` shows it through the chain.
+/// fails); `chain::tests::a_deadline_miss_never_fails_an_authorizer_that_does_not_apply` shows it through the chain.
 #[tokio::test(start_paused = true)]
-async fn issue_15_4_conditions_are_evaluated_after_the_deadline() {
+async fn conditions_are_evaluated_after_the_deadline() {
     let input = test_input::healthz();
     tokio::time::advance(Duration::from_secs(60)).await;
     let (outcome, report) = conditions(&["true", "false"]).evaluate(&input);

@@ -41,7 +41,7 @@ fn judge(rules: Vec<PolicyRule>) -> Result<Verdict, AuthorizerError> {
     )
 }
 
-/// Issue 16: a rule in Observe mode that matches is recorded and skipped; the enforcing rules
+/// A rule in Observe mode that matches is recorded and skipped; the enforcing rules
 /// decide as if it were absent.
 #[test]
 fn a_shadow_rule_is_recorded_and_skipped() {

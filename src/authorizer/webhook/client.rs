@@ -607,10 +607,10 @@ mod tests {
         );
     }
 
-    /// Issue 15, finding 8: an unparseable Content-Type fails the attempt whatever the code, as
+    /// An unparseable Content-Type fails the attempt whatever the code, as
     /// client-go's `mime.ParseMediaType` check does; none or an empty one means JSON.
     #[test]
-    fn issue_15_8_unparseable_content_type_is_a_retried_failure() {
+    fn unparseable_content_type_is_a_retried_failure() {
         let ok = br#"{"apiVersion":"authorization.k8s.io/v1","status":{"allowed":true}}"#;
         for code in [200, 404, 500] {
             let e = decode(
@@ -643,10 +643,10 @@ mod tests {
         }
     }
 
-    /// Issue 15, finding 5: an answer (or its status) in serde's sequence form is refused, as
+    /// An answer (or its status) in serde's sequence form is refused, as
     /// Go's decoder refuses it, instead of being read field by field.
     #[test]
-    fn issue_15_5_array_answers_are_decode_failures() {
+    fn array_answers_are_decode_failures() {
         let as_array = br#"["authorization.k8s.io/v1",{"allowed":true}]"#;
         let e = decode(ApiVersion::V1, 200, &headers(None), as_array, None).unwrap_err();
         assert_eq!(

@@ -217,7 +217,7 @@ fn check_type<'a>(
 
 /// `Unsupported value` for a type, saying why for the types that need cluster state.
 fn unsupported_type(flavour: Flavour, t: &str) -> ErrorKind {
-    // ABAC reads a policy file on the API server's disk, not cluster state (issue 15, finding 10).
+    // ABAC reads a policy file on the API server's disk, not cluster state.
     let detail = match t {
         "ABAC" => Some(
             "ABAC (a policy file on the API server's disk) is not supported by warrant yet; keep it in kube-apiserver's own --authorization-config"

@@ -214,8 +214,8 @@ fn exclusions(c: &mut Checker, p: &str, gl: u32, f: &GuardFile) -> (Vec<Pattern>
         &f.excluded_principals.groups,
         &f.excluded_principals.service_accounts,
     );
-    // `warrantServiceAccount` names warrant's own account instead of the default one (issue 15,
-    // finding 10): the default stays exempt only while no other is named.
+    // `warrantServiceAccount` names warrant's own account instead of the default one: the
+    // default stays exempt only while no other is named.
     let own = f
         .warrant_service_account
         .as_ref()
@@ -240,7 +240,7 @@ fn exclusions(c: &mut Checker, p: &str, gl: u32, f: &GuardFile) -> (Vec<Pattern>
 }
 
 /// A protected namespace named exactly (no `*`) that an exclusion always covers can never be
-/// protected (issue 15, finding 10): refused, rather than valid and silently without effect.
+/// protected: refused, rather than valid and silently without effect.
 fn never_applies(c: &mut Checker, p: &str, f: &GuardFile, excluded: &[Pattern]) {
     for (i, entry) in f.protected_namespaces.iter().enumerate() {
         for (j, name) in entry.value.names.iter().enumerate() {

@@ -1,4 +1,4 @@
-//! Issue 15, finding 7: audit records never vanish silently.
+//! Audit records never vanish silently.
 
 use super::*;
 use std::time::Duration;
@@ -15,7 +15,7 @@ fn dropped(metrics: &Metrics) -> u64 {
 /// A file moved away (log rotation) is reopened at its path: the records after the move land
 /// in the new file, those before it in the moved one, none is lost.
 #[test]
-fn issue_15_7_a_rotated_audit_file_is_reopened() {
+fn a_rotated_audit_file_is_reopened() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.log");
     let metrics = Arc::new(Metrics::new());
@@ -37,7 +37,7 @@ fn issue_15_7_a_rotated_audit_file_is_reopened() {
 /// record sent right after the move and the reopen lands in the new file, well before the
 /// writer's own once-a-second rotation check would have noticed.
 #[test]
-fn issue_15_7_sighup_reopens_the_audit_file_at_once() {
+fn sighup_reopens_the_audit_file_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.log");
     let metrics = Arc::new(Metrics::new());
@@ -69,7 +69,7 @@ fn issue_15_7_sighup_reopens_the_audit_file_at_once() {
 /// one, instead of disappearing.
 #[cfg(target_os = "linux")]
 #[test]
-fn issue_15_7_records_that_cannot_be_written_are_counted() {
+fn records_that_cannot_be_written_are_counted() {
     let metrics = Arc::new(Metrics::new());
     let sink = AuditSink::open(
         &AuditTarget::File(std::path::PathBuf::from("/dev/full")),

@@ -1,6 +1,6 @@
 //! The audit writer thread: it takes the queue's whole buffer at each wake (every
 //! `queue::FLUSH_INTERVAL`, or sooner when many records wait) and writes it in one call to
-//! standard output or a file. Nothing is lost silently (issue 15, finding 7): every line that
+//! standard output or a file. Nothing is lost silently: every line that
 //! cannot be written is counted in `warrant_audit_records_dropped_total`, the first failure of
 //! a run of failures is logged as an error (and the recovery as info), and a file that was moved
 //! or removed (log rotation by `mv` or `rm`) is reopened at its path within a second.

@@ -243,10 +243,10 @@ async fn a_review_answer_is_decoded_whatever_its_content_type() {
     s.w.stop().await;
 }
 
-/// Issue 15, finding 8: client-go runs `mime.ParseMediaType` on every answer's Content-Type
+/// Client-go runs `mime.ParseMediaType` on every answer's Content-Type
 /// and makes a failure an InternalError, which upstream retries; no Content-Type means JSON.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_15_8_unparseable_downstream_content_type_is_a_failure() {
+async fn unparseable_downstream_content_type_is_a_failure() {
     let s = setup("").await;
     let answer = super::fault::review_answer("authorization.k8s.io/v1", true, false, "ok");
     let with = |ct: Option<&str>| Behaviour::Respond {
@@ -403,11 +403,11 @@ async fn the_review_deadline_bounds_upstream_backoff() {
     w.stop().await;
 }
 
-/// Issue 16: a Webhook in shadow mode (`mode: Observe`) is called on every review and its
+/// A Webhook in shadow mode (`mode: Observe`) is called on every review and its
 /// would-be answer is recorded, but neither its Deny nor its failure (under failurePolicy Deny)
 /// ever changes the answer: the next entry decides and no evaluationError is reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue_16_a_shadow_webhook_never_changes_the_answer() {
+async fn a_shadow_webhook_never_changes_the_answer() {
     let fault = FaultServer::start(None).await;
     let dir = tempfile::tempdir().unwrap();
     let kc = write_kubeconfig(

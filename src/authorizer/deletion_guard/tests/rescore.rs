@@ -2,10 +2,10 @@
 //! deletion's risk scored exactly as the validation ring scores it (same score, level and
 //! reasons for the same object and cluster).
 
-use super::rescore;
-use super::tests_admission::{
+use super::admission::{
     Fixed, IN_HOURS, LABEL, Request, at, block_on, guard, judge, served_by, web,
 };
+use crate::authorizer::deletion_guard::rescore;
 use crate::config::AuthorizerSpec;
 use crate::config::model::guard::{GuardSpec, Level};
 use crate::object::Subject;

@@ -1,0 +1,129 @@
+//! [`Chain`]: the entries in file order and the loop that consults them for one review
+//! (upstream's `union` authorizer), over the whole chain or the validation ring's entries.
+
+use super::answer::Answer;
+use super::entry::Entry;
+use super::error::BuildError;
+use super::run::Run;
+use crate::authorizer::deletion_guard::GuardStates;
+use crate::authorizer::webhook::WebhookStates;
+use crate::authorizer::{Deadline, Input};
+use crate::cel::Binding;
+use crate::config::AuthorizerType;
+use crate::config::model::buffer::BufferSettings;
+use crate::config::model::guard::Mode as GuardMode;
+use crate::names::AuthorizerName;
+use std::collections::HashSet;
+
+/// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
+/// two configurations.
+#[derive(Debug)]
+pub struct Chain {
+    pub(super) entries: Box<[Entry]>,
+    pub(super) webhooks: WebhookStates,
+    pub(super) guards: GuardStates,
+}
+
+impl Chain {
+    /// A chain of the given entries, checked as `union.New` checks them: not empty, names unique.
+    pub fn new(entries: Vec<Entry>) -> Result<Self, BuildError> {
+        if entries.is_empty() {
+            return Err(BuildError::Empty);
+        }
+        let mut seen = HashSet::new();
+        for e in &entries {
+            if !seen.insert(e.name.clone()) {
+                return Err(BuildError::DuplicateName(e.name.clone()));
+            }
+        }
+        Ok(Self {
+            entries: entries.into_boxed_slice(),
+            webhooks: WebhookStates::default(),
+            guards: Default::default(),
+        })
+    }
+
+    /// The live state of this chain's webhook authorizers.
+    pub fn webhook_states(&self) -> &WebhookStates {
+        &self.webhooks
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Runs the chain for one review. Each authorizer is bounded by `deadline`; one that misses
+    /// it has failed, and its failure policy applies.
+    pub async fn authorize(&self, input: &Input, deadline: Deadline) -> Answer {
+        self.run(input, deadline, |_| true).await
+    }
+
+    /// Runs the validation ring for one admission request (`input.object` set): the chain's
+    /// DeletionGuard entries, in order, with their matchConditions over the request mapped onto
+    /// a review. The other types judge SubjectAccessReviews only and are not consulted. The first
+    /// Deny wins, as in [`Chain::authorize`]; no Deny means the request is admitted.
+    pub async fn admit(&self, input: &Input, deadline: Deadline) -> Answer {
+        self.run(input, deadline, |e| {
+            e.authorizer_type == AuthorizerType::DeletionGuard
+        })
+        .await
+    }
+
+    /// The buffer settings of the chain's DeletionGuard entries that have a `buffer:` block, in
+    /// chain order, with the entry's name and whether it enforces (the validation ring records
+    /// who asks for the deletion of an object carrying one of their finalizers).
+    pub fn buffers(&self) -> impl Iterator<Item = (&AuthorizerName, &BufferSettings, bool)> {
+        self.entries
+            .iter()
+            .filter(|e| e.authorizer_type == AuthorizerType::DeletionGuard)
+            .filter_map(|e| {
+                let shared = self.guards.get(&e.name)?;
+                let buffer = shared.spec.buffer.as_ref()?;
+                Some((&e.name, buffer, shared.spec.mode == GuardMode::Enforce))
+            })
+    }
+
+    /// Whether any entry judges admission requests (the validation ring needs a cluster view).
+    pub fn admits(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.authorizer_type == AuthorizerType::DeletionGuard)
+    }
+
+    async fn run(
+        &self,
+        input: &Input,
+        deadline: Deadline,
+        consulted: fn(&Entry) -> bool,
+    ) -> Answer {
+        let budget_ms = deadline
+            .0
+            .saturating_duration_since(tokio::time::Instant::now())
+            .as_millis() as u64;
+        let mut run = Run::with_capacity(self.entries.len());
+        run.conditional = input.review.supports_conditions();
+        let mut answer = None;
+        // Bound once, for the matchConditions and rules of every entry.
+        let binding = Binding::new(input.review.spec(), input.now);
+        for entry in self.entries.iter().filter(|e| consulted(e)) {
+            let step = entry.run(input, &binding, deadline, budget_ms).await;
+            entry.record(&step, run.conditional);
+            if let Some(decided) = run.push(entry, step) {
+                answer = Some(decided);
+                break;
+            }
+        }
+        let answer = answer.unwrap_or_else(|| run.no_opinion());
+        // The trace holds one step per consulted entry, in order, up to the one that decided.
+        for (entry, step) in self
+            .entries
+            .iter()
+            .filter(|e| consulted(e))
+            .zip(&answer.trace)
+        {
+            entry.record_shadows(step, answer.decision);
+        }
+        answer
+    }
+}

@@ -1,0 +1,77 @@
+//! The arguments of `warrant check`, as clap parses them.
+
+use std::path::PathBuf;
+
+/// Output format of `warrant check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// Human-readable answer and trace.
+    Text,
+    /// `{"allowed", "denied", "reason", "code", "evaluationError", "trace"}`.
+    Json,
+}
+
+/// Arguments of `warrant check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The verb (`get`, `delete`, ...; for a non-resource path, the lower-case HTTP method).
+    #[arg(value_name = "VERB")]
+    pub verb: Option<String>,
+    /// `RESOURCE[.GROUP][/NAME]`, or a non-resource path starting with `/`.
+    #[arg(value_name = "RESOURCE")]
+    pub resource: Option<String>,
+    /// Namespace of the resource.
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Subresource (`status`, `log`, ...).
+    #[arg(long)]
+    pub subresource: Option<String>,
+    /// The user asking.
+    #[arg(long = "as", value_name = "USER")]
+    pub as_user: Option<String>,
+    /// A group of the user (repeatable).
+    #[arg(long = "as-group", value_name = "GROUP")]
+    pub as_group: Vec<String>,
+    /// The user's UID.
+    #[arg(long = "as-uid", value_name = "UID")]
+    pub as_uid: Option<String>,
+    /// An extra attribute `KEY=VALUE` (repeatable; repeated keys collect values).
+    #[arg(long = "extra", value_name = "KEY=VALUE")]
+    pub extra: Vec<String>,
+    /// Evaluation time (RFC 3339), for time-aware rules; default now.
+    #[arg(long, value_name = "RFC3339")]
+    pub at: Option<String>,
+    /// Configuration file; default `authz-config/warrant.yaml` or the embedded copy.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A SubjectAccessReview JSON file instead of the flags.
+    #[arg(short = 'f', long = "filename", value_name = "REVIEW.json")]
+    pub file: Option<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// Judge an admission request instead (the validation ring): the object deleted, or for an
+    /// update the new object (YAML or JSON).
+    #[arg(long, value_name = "FILE")]
+    pub object: Option<PathBuf>,
+    /// For an update judged with `--object`: the stored object.
+    #[arg(long, value_name = "FILE", requires = "object")]
+    pub old_object: Option<PathBuf>,
+    /// Saved cluster state for `--object`: a directory of YAML/JSON objects (pods, ReplicaSets,
+    /// Services, Ingresses, PersistentVolumeClaims, Namespaces). Without it the cluster is empty.
+    #[arg(long, value_name = "DIR", requires = "object")]
+    pub cluster_state: Option<PathBuf>,
+    /// With `--object`: the request is a dry run.
+    #[arg(long, requires = "object")]
+    pub dry_run: bool,
+    /// Ask as a Kubernetes 1.38 API server with conditional authorization does
+    /// (`authorizationOptions` with Allow, ConditionsMap, Deny, NoOpinion and Union; a v1
+    /// review file carrying them does the same) and print the conditions of a conditional
+    /// answer. With `--object` (and `--old-object`), evaluate them as the API server's enforcer
+    /// round trip would, instead of judging with the validation ring. Differences from the API
+    /// server: the admission request is made from the flags (fixed uid, `kind` from the
+    /// object, no `requestKind`, `options` or `namespaceObject`), the object is used as
+    /// written (no conversion or defaulting), and nothing is cached.
+    #[arg(long, verbatim_doc_comment)]
+    pub conditions: bool,
+}

@@ -18,17 +18,24 @@ fn registered() -> BTreeMap<String, String> {
     ));
     let leader = warrant::leader::LeaderMetrics::default();
     let buffer = warrant::buffer::BufferMetrics::default();
-    let metrics = warrant::telemetry::metrics::Metrics::with_extra(|r| {
-        leader.register(r);
-        warrant::cluster::metrics::register(&cache, r);
-        buffer.register(r);
-    });
+    // As `warrant serve` registers them: each module on the one registry.
+    let mut registry = prometheus_client::registry::Registry::default();
+    leader.register(&mut registry);
+    warrant::cluster::metrics::register(&cache, &mut registry);
+    buffer.register(&mut registry);
+    let defense = warrant::defense::DefenseMetrics::register(&mut registry);
+    let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);
     // Series for the chain-wide families, so that the encoding describes them too.
     metrics.record_http(200);
     metrics.record_audit_dropped();
-    metrics.record_requester_annotation("recorded");
+    defense.record_requester(warrant::defense::metrics::RequesterOutcome::Recorded);
     metrics.record_reload_refusal("lockout");
-    metrics.record_admission("DELETE", true, std::time::Duration::from_millis(1));
+    metrics.record_admission(
+        "DELETE",
+        "deployments.apps",
+        true,
+        std::time::Duration::from_millis(1),
+    );
     metrics.record_reload(
         warrant::telemetry::metrics::ReloadStatus::Success,
         1.0,

@@ -190,15 +190,15 @@ fn anchor(name: &str) -> String {
     name.to_lowercase()
 }
 
-fn type_text(shape: &Shape, docs: &BTreeMap<String, StructDoc>) -> String {
+fn type_text(shape: &Shape) -> String {
     match shape.required_form() {
         Shape::Bool => "bool".into(),
         Shape::Unsigned => "integer >= 0".into(),
         Shape::Integer => "integer".into(),
         Shape::Number => "number".into(),
         Shape::String => "string".into(),
-        Shape::Seq(inner) => format!("list of {}", type_text(inner, docs)),
-        Shape::Map(inner) => format!("map of {}", type_text(inner, docs)),
+        Shape::Seq(inner) => format!("list of {}", type_text(inner)),
+        Shape::Map(inner) => format!("map of {}", type_text(inner)),
         Shape::Struct(name) => format!("[object](#{})", anchor(name)),
         Shape::Option(_) | Shape::Unknown => "any".into(),
     }
@@ -226,7 +226,7 @@ fn reference(reg: &Registry, docs: &BTreeMap<String, StructDoc>) -> String {
         out.push_str("| field | type | default | meaning |\n|---|---|---|---|\n");
         for f in &reg.structs[name] {
             let fd = &doc.fields[f.name];
-            let mut ty = type_text(&f.shape, docs);
+            let mut ty = type_text(&f.shape);
             if !fd.values.is_empty() {
                 let values: Vec<String> = fd.values.iter().map(|v| format!("`{v}`")).collect();
                 let _ = write!(ty, ": {}", values.join(", "));

@@ -16,19 +16,26 @@ fn registered() -> BTreeMap<String, String> {
     let cache = Arc::new(warrant::cluster::Cache::new(
         warrant::cluster::CacheOptions::default(),
     ));
+    // As `warrant serve` registers them with a cluster connection.
+    let mut registry = prometheus_client::registry::Registry::default();
     let leader = warrant::leader::LeaderMetrics::default();
+    leader.register(&mut registry);
+    warrant::cluster::metrics::register(&cache, &mut registry);
     let buffer = warrant::buffer::BufferMetrics::default();
-    let metrics = warrant::telemetry::metrics::Metrics::with_extra(|r| {
-        leader.register(r);
-        warrant::cluster::metrics::register(&cache, r);
-        buffer.register(r);
-    });
-    // Series for the chain-wide families, so that the encoding describes them too.
+    buffer.register(&mut registry);
+    let defense = warrant::defense::DefenseMetrics::register(&mut registry);
+    let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);
+    // Series for the families with labels, so that the encoding describes them too.
+    defense.record_requester(warrant::defense::metrics::RequesterOutcome::Recorded);
     metrics.record_http(200);
     metrics.record_audit_dropped();
-    metrics.record_requester_annotation("recorded");
     metrics.record_reload_refusal("lockout");
-    metrics.record_admission("DELETE", true, std::time::Duration::from_millis(1));
+    metrics.record_admission(
+        "DELETE",
+        "deployments.apps",
+        true,
+        std::time::Duration::from_millis(1),
+    );
     metrics.record_reload(
         warrant::telemetry::metrics::ReloadStatus::Success,
         1.0,

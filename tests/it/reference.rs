@@ -185,12 +185,8 @@ fn documentation_links_lead_somewhere() {
                 dir.join(file)
             };
             let path = root().join(&file_rel);
-            // Pages other work adds (the chart's install page) are allowed to be absent here
-            // only while they are listed as such.
             if !path.exists() {
-                if !PENDING_PAGES.contains(&file_rel.to_string_lossy().as_ref()) {
-                    broken.push(format!("{page}: {target} (no such file)"));
-                }
+                broken.push(format!("{page}: {target} (no such file)"));
                 continue;
             }
             if !anchor.is_empty() && path.extension().is_some_and(|x| x == "md") {
@@ -207,6 +203,3 @@ fn documentation_links_lead_somewhere() {
         broken.join("\n  ")
     );
 }
-
-/// Pages linked from the manual that are written elsewhere and may land later.
-const PENDING_PAGES: &[&str] = &["docs/install-helm.md"];

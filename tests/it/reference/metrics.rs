@@ -16,19 +16,19 @@ fn registered() -> BTreeMap<String, String> {
     let cache = Arc::new(warrant::cluster::Cache::new(
         warrant::cluster::CacheOptions::default(),
     ));
-    let leader = warrant::leader::LeaderMetrics::default();
-    let buffer = warrant::buffer::BufferMetrics::default();
-    // As `warrant serve` registers them: each module on the one registry.
+    // As `warrant serve` registers them with a cluster connection.
     let mut registry = prometheus_client::registry::Registry::default();
+    let leader = warrant::leader::LeaderMetrics::default();
     leader.register(&mut registry);
     warrant::cluster::metrics::register(&cache, &mut registry);
+    let buffer = warrant::buffer::BufferMetrics::default();
     buffer.register(&mut registry);
     let defense = warrant::defense::DefenseMetrics::register(&mut registry);
     let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);
-    // Series for the chain-wide families, so that the encoding describes them too.
+    // Series for the families with labels, so that the encoding describes them too.
+    defense.record_requester(warrant::defense::metrics::RequesterOutcome::Recorded);
     metrics.record_http(200);
     metrics.record_audit_dropped();
-    defense.record_requester(warrant::defense::metrics::RequesterOutcome::Recorded);
     metrics.record_reload_refusal("lockout");
     metrics.record_admission(
         "DELETE",

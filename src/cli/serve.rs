@@ -20,7 +20,7 @@ use crate::object::{ClusterView, NoCluster};
 use crate::reload::{ApplyError, LiveChain};
 use crate::server::bootstrap::{self, BootstrapError, StateFiles};
 use crate::server::caller::{CallerAuth, TokenAuth, TokenFileError};
-use crate::server::tls::{ReloadingTls, TlsError, TlsFiles};
+use crate::server::tls::{CertificateExpiry, ReloadingTls, TlsError, TlsFiles};
 use crate::server::{AppState, BindError, Server, ServerOptions};
 use crate::telemetry::audit::{AuditSink, AuditTarget};
 use crate::telemetry::logging::{self, LogFormat};
@@ -200,7 +200,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .await?;
     let live = live_chain(&args, &cluster).await?;
     let source = load_config(&args, &live, times.watch, &telemetry.metrics)?;
-    let listener = Listener::prepare(&args)?;
+    let listener = Listener::prepare(&args, telemetry.certificate_expiry.clone())?;
     let audit = open_audit(&args, &telemetry.metrics)?;
     let rings = Rings::start(&live, cluster, &audit, &telemetry, &leadership);
     let state = Arc::new(AppState {
@@ -293,6 +293,7 @@ struct Telemetry {
     leader: LeaderMetrics,
     buffer: BufferMetrics,
     defense: DefenseMetrics,
+    certificate_expiry: CertificateExpiry,
 }
 
 impl Telemetry {
@@ -306,11 +307,14 @@ impl Telemetry {
             buffer.register(&mut registry);
         }
         let defense = DefenseMetrics::register(&mut registry);
+        let certificate_expiry = CertificateExpiry::default();
+        certificate_expiry.register(&mut registry);
         Self {
             metrics: Arc::new(Metrics::in_registry(registry)),
             leader,
             buffer,
             defense,
+            certificate_expiry,
         }
     }
 }
@@ -374,7 +378,7 @@ struct Listener {
 }
 
 impl Listener {
-    fn prepare(args: &ServeArgs) -> Result<Self, ServeError> {
+    fn prepare(args: &ServeArgs, expiry: CertificateExpiry) -> Result<Self, ServeError> {
         let (files, generated) = tls_files(args)?;
         let tokens = match &args.token_auth_file {
             Some(p) => Some(TokenAuth::load(p)?),
@@ -390,7 +394,7 @@ impl Listener {
             );
         }
         Ok(Self {
-            tls: Arc::new(ReloadingTls::new(files)?),
+            tls: Arc::new(ReloadingTls::new(files)?.with_expiry(expiry)),
             caller_auth,
             generated,
         })

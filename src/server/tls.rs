@@ -7,6 +7,10 @@
 //! connections keep theirs and are never dropped. A half-written rotation (cert and key that do
 //! not match yet) is refused and the previous config keeps serving until the files agree.
 
+mod expiry;
+
+pub use expiry::CertificateExpiry;
+
 use crate::file_watch::{FileWatch, WatchTiming};
 use arc_swap::ArcSwap;
 use rustls::ServerConfig;
@@ -198,12 +202,20 @@ pub fn build(files: &TlsFiles) -> Result<(ServerConfig, Vec<Vec<u8>>), TlsError>
     Ok((config, raw))
 }
 
+/// Records the expiry of the first certificate of a PEM chain (the leaf).
+fn observe_leaf(expiry: &CertificateExpiry, cert_pem: &[u8]) {
+    if let Some(Ok(leaf)) = CertificateDer::pem_slice_iter(cert_pem).next() {
+        expiry.observe(&leaf);
+    }
+}
+
 /// The listener's current TLS config, rebuilt when its files change.
 #[derive(Debug)]
 pub struct ReloadingTls {
     files: TlsFiles,
     current: ArcSwap<ServerConfig>,
     last_raw: std::sync::Mutex<Vec<Vec<u8>>>,
+    expiry: CertificateExpiry,
 }
 
 impl ReloadingTls {
@@ -214,7 +226,20 @@ impl ReloadingTls {
             files,
             current: ArcSwap::from_pointee(config),
             last_raw: std::sync::Mutex::new(raw),
+            expiry: CertificateExpiry::default(),
         })
+    }
+
+    /// Exports the presented certificate's expiry through `expiry` (now and after every
+    /// reload).
+    pub fn with_expiry(mut self, expiry: CertificateExpiry) -> Self {
+        let raw = self.last_raw.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(cert_pem) = raw.first() {
+            observe_leaf(&expiry, cert_pem);
+        }
+        drop(raw);
+        self.expiry = expiry;
+        self
     }
 
     /// The config for the next handshake.
@@ -230,6 +255,9 @@ impl ReloadingTls {
                 let mut last = self.last_raw.lock().unwrap_or_else(|p| p.into_inner());
                 if *last == raw {
                     return false;
+                }
+                if let Some(cert_pem) = raw.first() {
+                    observe_leaf(&self.expiry, cert_pem);
                 }
                 *last = raw;
                 self.current.store(Arc::new(config));

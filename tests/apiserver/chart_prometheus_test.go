@@ -12,7 +12,9 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"math"
@@ -188,6 +190,21 @@ scrape_configs:
 		}
 	}
 
+	// The expiry warrant exports is the notAfter of the certificate in the serving Secret.
+	tlsSecret, err := c.CoreV1().Secrets(chartNamespace).Get(bg, "warrant-tls", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(tlsSecret.Data["tls.crt"])
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiry := `warrant_tls_serving_certificate_expiry_timestamp_seconds{namespace="warrant-system",job="warrant"}`
+	if got := queryValue(t, api, expiry); got != float64(leaf.NotAfter.Unix()) {
+		t.Errorf("%s = %v, the serving certificate's notAfter is %d", expiry, got, leaf.NotAfter.Unix())
+	}
+
 	// Every alerting rule evaluates.
 	var rs struct {
 		Data struct {
@@ -293,6 +310,26 @@ func queryPoints(t *testing.T, api, q string) (int, string) {
 	}
 	raw, _ := json.Marshal(r.Data.Result)
 	return n, string(raw)
+}
+
+// queryValue runs an instant query that must return one series and returns its value.
+func queryValue(t *testing.T, api, q string) float64 {
+	t.Helper()
+	var r struct {
+		Data struct {
+			Result []struct{ Value [2]any }
+		}
+	}
+	getJSON(t, api+"/api/v1/query?query="+url.QueryEscape(q), &r)
+	if len(r.Data.Result) != 1 {
+		t.Fatalf("query %s: %d series, want 1", q, len(r.Data.Result))
+	}
+	v, _ := r.Data.Result[0].Value[1].(string)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("query %s: value %q", q, v)
+	}
+	return f
 }
 
 func getJSON(t *testing.T, u string, into any) {

@@ -89,9 +89,8 @@ for cm, mon, hpa in itertools.product([False, True], repeat=3):
         alerts = {r["alert"] for g in by["PrometheusRule"][0]["spec"]["groups"] for r in g["rules"]}
         want = {"WarrantWebhookErrors", "WarrantAdmissionLatencyHigh", "WarrantBufferHoldsHigh",
                 "WarrantBufferHoldExpired", "WarrantClusterCacheNotReady", "WarrantNoLeader",
-                "WarrantAuditRecordsDropped", "WarrantRateLimitDenialsSpiking"}
-        if cm:
-            want.add("WarrantCertificateExpiring")
+                "WarrantAuditRecordsDropped", "WarrantRateLimitDenialsSpiking",
+                "WarrantCertificateExpiring"}
         check(f"{case}: the alerts", want <= alerts, want - alerts)
     dep = by["Deployment"][0]["spec"]
     check(f"{case}: HPA iff autoscaling, and then no fixed replicas",

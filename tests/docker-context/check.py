@@ -168,6 +168,14 @@ def main():
     repo, scratch, target = (os.path.abspath(a) for a in sys.argv[1:4])
     steps = instructions(os.path.join(repo, "Dockerfile"))
     files = context_files(repo)
+    # The context is read once, before the first step, as Docker sends it: a file changed while
+    # the build runs does not reach a later COPY.
+    snapshot = scratch + ".context"
+    shutil.rmtree(snapshot, ignore_errors=True)
+    for f in files:
+        os.makedirs(os.path.dirname(os.path.join(snapshot, f)), exist_ok=True)
+        shutil.copy2(os.path.join(repo, f), os.path.join(snapshot, f))
+    repo = snapshot
 
     stages, cur = {}, None
     for kw, arg in steps:

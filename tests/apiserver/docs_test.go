@@ -8,6 +8,8 @@ package apiserver
 //	<!-- exec: output "TEXT" -->   must exit 0 and print TEXT (`output "TEXT" status N`: exit N)
 //	<!-- exec: fails "TEXT" -->    must exit non-zero and print TEXT (a refusal the page shows)
 //	<!-- exec: background -->      a server: started, then left running until the test ends
+//	<!-- exec: server-dry-run -->  a ```yaml block: `kubectl apply --dry-run=server`, so the API
+//	                               server validates it (cert-manager's published CRDs installed first)
 //	<!-- exec-runner: ACTION -->   what the test itself does at that point (below)
 //
 // Each block runs in its own `bash -c` with `set -euo pipefail`, but as in one shell: the
@@ -89,11 +91,14 @@ func docBlocks(t *testing.T, rel string) []docBlock {
 			out = append(out, b)
 			continue
 		}
+		fence := "```sh"
 		switch {
 		case m[2] == "":
 			b.kind = "exec"
 		case m[2] == "background":
 			b.kind = "background"
+		case m[2] == "server-dry-run":
+			b.kind, fence = "server-dry-run", "```yaml"
 		default:
 			e := expectRe.FindStringSubmatch(m[2])
 			if e == nil {
@@ -104,8 +109,8 @@ func docBlocks(t *testing.T, rel string) []docBlock {
 				fmt.Sscan(e[3], &b.status)
 			}
 		}
-		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```sh") {
-			t.Fatalf("%s:%d: a marker must be followed by a ```sh fence", rel, i+1)
+		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], fence) {
+			t.Fatalf("%s:%d: this marker must be followed by a %s fence", rel, i+1, fence)
 		}
 		var body []string
 		j := i + 2
@@ -127,14 +132,18 @@ func docBlocks(t *testing.T, rel string) []docBlock {
 
 // docRun is the scratch world one page's blocks run in.
 type docRun struct {
-	t       *testing.T
-	page    string
-	dir     string   // the scratch "checkout", the blocks' working directory
-	env     []string // the blocks' environment
-	logs    string
-	procs   []*proc
-	state   string // the shell state carried from block to block (declare -p, cd)
-	prelude string
+	t     *testing.T
+	page  string
+	dir   string   // the scratch "checkout", the blocks' working directory
+	env   []string // the blocks' environment
+	logs  string
+	procs []*proc
+	state string // the shell state carried from block to block (declare -p, cd)
+	// kubeconfig is the administrator's, for server-dry-run blocks; crds says whether the
+	// published CRDs are installed.
+	kubeconfig string
+	crds       bool
+	prelude    string
 }
 
 func newDocRun(t *testing.T, page string, extraEnv ...string) *docRun {
@@ -227,6 +236,19 @@ func (r *docRun) run(b docBlock) {
 	t.Helper()
 	where := fmt.Sprintf("%s:%d", r.page, b.line)
 	script := r.shellPrelude() + b.script
+	if b.kind == "server-dry-run" {
+		a := &apiserver{name: "docs", kcfg: r.kubeconfig}
+		if !r.crds {
+			installPublishedCRDs(t, a)
+			r.crds = true
+		}
+		out, err := r.kubectlStdin(b.script, "apply", "--dry-run=server", "-f", "-")
+		t.Logf("%s applied (server dry run):\n%s", where, out)
+		if err != nil {
+			t.Fatalf("%s: the API server refuses the page's manifests: %v", where, err)
+		}
+		return
+	}
 	if b.kind == "background" {
 		name := fmt.Sprintf("block-%d", b.line)
 		p, err := startDocProc(r.dir, r.logs, name, r.env, nil, "bash", "-c", script)
@@ -408,6 +430,7 @@ func installRun(t *testing.T, pages ...string) *docRun {
 	}
 	// An image name of the reader's: the guide must put it in both manifests.
 	r.env = append(r.env, "KUBE_ETC="+kubeEtc, "KUBECONFIG="+kubeconfig, "WARRANT_IMAGE="+docsImage)
+	r.kubeconfig = kubeconfig
 	for _, page := range append([]string{"docs/install.md"}, pages...) {
 		r.page = page
 		for _, b := range docBlocks(t, page) {

@@ -23,6 +23,7 @@ fn registered() -> BTreeMap<String, String> {
     warrant::cluster::metrics::register(&cache, &mut registry);
     let buffer = warrant::buffer::BufferMetrics::default();
     buffer.register(&mut registry);
+    warrant::server::tls::CertificateExpiry::default().register(&mut registry);
     let defense = warrant::defense::DefenseMetrics::register(&mut registry);
     let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);
     // Series for the families with labels, so that the encoding describes them too.

@@ -32,10 +32,10 @@ pub mod holds;
 mod kinds;
 pub mod metrics;
 mod notify;
-pub mod patch;
+pub(crate) mod patch;
 mod reconcile;
 pub mod record;
-pub mod retire;
+pub(crate) mod retire;
 mod run;
 pub mod snapshot;
 

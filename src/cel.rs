@@ -22,7 +22,7 @@ mod types;
 
 pub use admission::Admission;
 pub use bind::{Binding, Bound, RequestUse};
-pub use constraint::{Dimension, Requirement};
+pub(crate) use constraint::{Dimension, Requirement};
 pub use limits::{MAX_EXPRESSION_BYTES, MAX_NESTING, MAX_TREE_DEPTH, STEP_BUDGET};
 
 use check::Declarations;
@@ -103,7 +103,7 @@ pub struct EvaluationError {
     pub expression: Arc<str>,
     /// Why it failed.
     #[source]
-    pub cause: EvalError,
+    pub(crate) cause: EvalError,
 }
 
 /// The shared environment: the standard library, the strings extension, optional syntax and
@@ -263,7 +263,7 @@ impl Expression {
 
     /// Whether the expression reads a `verb` field anywhere (of `resourceAttributes` or
     /// `nonResourceAttributes`): a rule that never does constrains no verb.
-    pub fn reads_verb(&self) -> bool {
+    pub(crate) fn reads_verb(&self) -> bool {
         self.reads_verb
     }
 
@@ -294,7 +294,7 @@ impl Expression {
     }
 
     /// Evaluates a condition against a bound admission request.
-    pub fn evaluate_admission(&self, admission: &Admission) -> Result<bool, EvalError> {
+    pub(crate) fn evaluate_admission(&self, admission: &Admission) -> Result<bool, EvalError> {
         self.run(admission.context())
     }
 

@@ -4,10 +4,10 @@
 pub mod check;
 pub mod check_conditions;
 mod config_source;
-pub mod duration_flag;
+pub(crate) mod duration_flag;
 mod exit_status;
-pub mod leader_elect;
-pub mod object_input;
+pub(crate) mod leader_elect;
+pub(crate) mod object_input;
 pub mod replay;
 pub mod serve;
 pub mod test;

@@ -6,7 +6,7 @@
 //! strings, an owner-UID -> children index); [`watch`] feeds it from `kube::runtime`
 //! watchers; [`open`] starts them only once the chain needs the cluster.
 
-pub mod annotate;
+pub(crate) mod annotate;
 pub mod buckets;
 pub mod cache;
 pub mod connect;
@@ -14,7 +14,7 @@ pub mod counters;
 pub mod crd;
 pub mod files;
 pub mod index;
-pub mod intern;
+pub(crate) mod intern;
 mod labelled;
 pub mod labels;
 pub mod metrics;
@@ -30,7 +30,7 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use annotate::{AnnotateError, Annotator, ObjectAddress};
+pub(crate) use annotate::{AnnotateError, Annotator, ObjectAddress};
 pub use cache::{Cache, CacheOptions};
 pub use connect::{ConnectError, Source};
 pub use files::{FileView, FilesError};

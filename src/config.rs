@@ -7,7 +7,7 @@
 //! [`model`], and [`watch`] re-reads the file when it changes. Every error carries the file, the
 //! YAML line and the field path: `authz-config/warrant.yaml:14: authorizers[1].name: ...`.
 
-pub mod duration;
+pub(crate) mod duration;
 mod error;
 mod load;
 pub mod model;
@@ -22,10 +22,10 @@ pub use model::{
 };
 
 /// The embedded copy of `authz-config/warrant.yaml`, used when that file is absent.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../authz-config/warrant.yaml");
+pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../authz-config/warrant.yaml");
 
 /// The name under which [`EMBEDDED_DEFAULT`] is reported in errors and logs.
-pub const EMBEDDED_DEFAULT_NAME: &str = "<embedded authz-config/warrant.yaml>";
+pub(crate) const EMBEDDED_DEFAULT_NAME: &str = "<embedded authz-config/warrant.yaml>";
 
 #[cfg(test)]
 mod tests;

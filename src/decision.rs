@@ -36,7 +36,7 @@ impl Decision {
     }
 
     /// Whether this decision ends the chain.
-    pub fn is_final(self) -> bool {
+    pub(crate) fn is_final(self) -> bool {
         !matches!(self, Decision::NoOpinion)
     }
 }
@@ -113,7 +113,7 @@ pub struct Shadow {
 
 impl Shadow {
     /// The `would` label of metrics and audit records: the decision, or `Error`.
-    pub fn would_label(&self) -> &'static str {
+    pub(crate) fn would_label(&self) -> &'static str {
         if self.error.is_some() {
             "Error"
         } else {
@@ -175,13 +175,13 @@ impl Verdict {
     }
 
     /// The same verdict carrying a type-owned detail.
-    pub fn with_detail(mut self, detail: Arc<dyn VerdictDetail>) -> Self {
+    pub(crate) fn with_detail(mut self, detail: Arc<dyn VerdictDetail>) -> Self {
         self.detail = Some(detail);
         self
     }
 
     /// A verdict without any reason (a silent NoOpinion, typically).
-    pub fn bare(decision: Decision) -> Self {
+    pub(crate) fn bare(decision: Decision) -> Self {
         Self {
             decision,
             reason: None,
@@ -192,7 +192,7 @@ impl Verdict {
     }
 
     /// The same verdict recording the shadow rules that matched on the way.
-    pub fn with_shadows(mut self, shadows: Vec<Shadow>) -> Self {
+    pub(crate) fn with_shadows(mut self, shadows: Vec<Shadow>) -> Self {
         self.shadows = shadows;
         self
     }
@@ -202,7 +202,7 @@ impl Verdict {
 /// renders `"<authorizer>/<rule>: <message> [<code>]"`; without a rule it is
 /// `"<authorizer>: <message> [<code>]"`, and without a code the bracket is left out.
 #[derive(Debug, Clone, Copy)]
-pub struct AttributedReason<'a> {
+pub(crate) struct AttributedReason<'a> {
     /// The authorizer that gave the reason.
     pub authorizer: &'a AuthorizerName,
     /// The reason itself.

@@ -24,7 +24,7 @@
 //! the guard that asked for it, with that follow-up's code.
 
 pub mod admission;
-pub mod follow_up;
+pub(crate) mod follow_up;
 pub mod metrics;
 mod perform;
 

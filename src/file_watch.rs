@@ -37,7 +37,7 @@ impl Default for WatchTiming {
 }
 
 /// A watch over the directories of some files.
-pub struct FileWatch {
+pub(crate) struct FileWatch {
     events: mpsc::UnboundedReceiver<()>,
     poll: tokio::time::Interval,
     files: Vec<PathBuf>,

@@ -9,13 +9,13 @@
 //! Lease form), [`lock`] (reads and writes of the Lease, optimistic on `resourceVersion`),
 //! [`elector`] (the acquire/renew/release loop) and [`metrics`].
 
-pub mod elector;
+pub(crate) mod elector;
 pub mod lock;
 pub mod metrics;
 pub mod record;
 pub mod settings;
 
-pub use elector::{Elector, always_leading};
+pub(crate) use elector::{Elector, always_leading};
 pub use lock::{LeaseLock, LockError};
 pub use metrics::LeaderMetrics;
 pub use record::ElectionRecord;

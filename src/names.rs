@@ -18,14 +18,14 @@ pub enum NameError {
 }
 
 /// Maximum length of a DNS-1123 subdomain (`k8s.io/apimachinery/pkg/util/validation`).
-pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+pub(crate) const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 
 /// The message upstream gives for a name that is not a DNS-1123 subdomain.
-pub const DNS1123_SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+pub(crate) const DNS1123_SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
 /// Checks a DNS-1123 subdomain the way `IsDNS1123Subdomain` does: at most 253 characters, dot
 /// separated labels of lower-case alphanumerics and '-', each starting and ending alphanumeric.
-pub fn is_dns1123_subdomain(s: &str) -> Result<(), NameError> {
+pub(crate) fn is_dns1123_subdomain(s: &str) -> Result<(), NameError> {
     if s.is_empty() {
         return Err(NameError::Empty);
     }

@@ -88,13 +88,13 @@ impl LiveChain {
 
     /// The same cell bounding each webhook's verdict cache to `bytes`
     /// (`--webhook-cache-max-bytes`).
-    pub fn with_webhook_cache_bytes(mut self, bytes: u64) -> Self {
+    pub(crate) fn with_webhook_cache_bytes(mut self, bytes: u64) -> Self {
         self.webhook_cache = CacheBytes(bytes);
         self
     }
 
     /// The same cell keeping the buckets of `scope: Cluster` rate limits in `store`.
-    pub fn with_cluster_buckets(
+    pub(crate) fn with_cluster_buckets(
         mut self,
         store: Arc<dyn crate::authorizer::deletion_guard::ClusterBuckets>,
     ) -> Self {
@@ -172,7 +172,7 @@ impl LiveChain {
     }
 
     /// Handles one change reported by the watcher.
-    pub fn handle(&self, change: Change, metrics: &Metrics) {
+    pub(crate) fn handle(&self, change: Change, metrics: &Metrics) {
         match change {
             Change::Loaded(loaded) => {
                 let _ = self.apply(loaded, metrics);

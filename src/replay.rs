@@ -11,11 +11,11 @@ pub mod engine;
 pub mod gate;
 pub mod input;
 pub mod lockout;
-pub mod read_error;
+pub(crate) mod read_error;
 pub mod record;
 pub mod report;
-pub mod request_uri;
-pub mod sar;
+pub(crate) mod request_uri;
+pub(crate) mod sar;
 pub mod selectors;
 pub mod warrant_log;
 

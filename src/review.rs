@@ -30,19 +30,18 @@ pub use conditional::{
     ConditionsAwareDecision, ConditionsMap, DecisionType, NamedDecision, Outcomes,
     UnconditionalDecision,
 };
-pub use conditional_limits::{
-    LimitError, MAX_CONDITION_BYTES, MAX_CONDITIONS_PER_MAP, MAX_DESCRIPTION_BYTES,
-    check_condition, check_map, check_prefixed_key, is_dns1123_subdomain,
-};
+pub(crate) use conditional_limits::check_condition;
+#[cfg(test)]
+pub(crate) use conditional_limits::check_map;
 pub use conditional_normalize::{fold_union, normalize};
-pub use conditions_review::{
+pub(crate) use conditions_review::{
     CONDITIONS_REVIEW_API_VERSION, CONDITIONS_REVIEW_KIND, ConditionsReview, ConditionsReviewError,
     decode_conditions_review, encode_conditions_response, is_conditions_review,
 };
 pub use decode::decode;
 pub use decoded::{Attributes, Review};
 pub use error::ReviewError;
-pub use json_object::refuse_array;
+pub(crate) use json_object::refuse_array;
 pub use request::{canonical_spec_json, encode_request};
 pub use response::{encode_conditional_response, encode_response};
 pub use version::ApiVersion;

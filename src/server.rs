@@ -10,7 +10,7 @@ pub mod caller;
 mod connection;
 mod preface;
 mod rejection;
-pub mod routes;
+pub(crate) mod routes;
 pub mod tls;
 
 pub use rejection::Rejection;
@@ -38,13 +38,13 @@ pub struct ServerOptions {
     /// An optional plain-HTTP address; must be loopback.
     pub insecure_listen: Option<SocketAddr>,
     /// How long a TLS handshake may take.
-    pub handshake_timeout: Duration,
+    pub(crate) handshake_timeout: Duration,
     /// How long a client may take to send request headers (HTTP/1.1).
     pub header_read_timeout: Duration,
     /// How long in-flight requests may take to finish after shutdown begins.
     pub shutdown_grace: Duration,
     /// Most concurrent HTTP/2 streams per connection.
-    pub max_concurrent_streams: u32,
+    pub(crate) max_concurrent_streams: u32,
     /// Most open connections (TLS handshakes included); past it, new connections wait in the
     /// kernel's backlog until one closes.
     pub max_connections: usize,

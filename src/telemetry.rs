@@ -2,5 +2,5 @@
 //! and the operational [`logging`] set-up.
 
 pub mod audit;
-pub mod logging;
+pub(crate) mod logging;
 pub mod metrics;

@@ -87,13 +87,13 @@ pub struct AdmissionRequest {
     /// The resource as the webhook's rule matched it.
     pub resource: GroupVersionResource,
     /// The subresource (`""` for the object itself).
-    pub sub_resource: String,
+    pub(crate) sub_resource: String,
     /// The kind of the original request, when the API server sends it.
-    pub request_kind: Option<GroupVersionKind>,
+    pub(crate) request_kind: Option<GroupVersionKind>,
     /// The resource of the original request, when the API server sends it.
-    pub request_resource: Option<GroupVersionResource>,
+    pub(crate) request_resource: Option<GroupVersionResource>,
     /// The subresource of the original request.
-    pub request_sub_resource: String,
+    pub(crate) request_sub_resource: String,
     /// The object's name (`""` on a CREATE with `generateName`).
     pub name: String,
     /// The namespace (for a Namespace, kube-apiserver sends its own name).
@@ -101,11 +101,11 @@ pub struct AdmissionRequest {
     /// The operation.
     pub operation: AdmissionOperation,
     /// The requester.
-    pub user_info: UserInfo,
+    pub(crate) user_info: UserInfo,
     /// The object of the request (absent for a DELETE).
     pub object: Option<Subject>,
     /// The stored object (DELETE and UPDATE).
-    pub old_object: Option<Subject>,
+    pub(crate) old_object: Option<Subject>,
     /// Whether nothing will be persisted.
     pub dry_run: bool,
     /// The operation's options (`DeleteOptions`, `UpdateOptions`, ...), as sent.

@@ -20,9 +20,9 @@ pub struct AdmissionResponse {
     /// Whether the request is admitted.
     pub allowed: bool,
     /// When refused: the message of the `Status` (code 403, reason `Forbidden`).
-    pub denial: Option<String>,
+    pub(crate) denial: Option<String>,
     /// `auditAnnotations`, by key (without the webhook-name prefix the API server adds).
-    pub audit_annotations: BTreeMap<String, String>,
+    pub(crate) audit_annotations: BTreeMap<String, String>,
     /// `warnings`, shown by kubectl and client-go.
     pub warnings: Vec<String>,
 }
@@ -49,7 +49,7 @@ impl AdmissionResponse {
 
     /// Adds an audit annotation; `false` (and nothing added) when `key` is not a valid name
     /// part of a qualified name, which the API server would drop.
-    pub fn annotate(&mut self, key: &str, value: impl Into<String>) -> bool {
+    pub(crate) fn annotate(&mut self, key: &str, value: impl Into<String>) -> bool {
         if !is_annotation_key(key) {
             return false;
         }
@@ -59,7 +59,7 @@ impl AdmissionResponse {
 
     /// Adds a warning, its control characters (newlines included) replaced by spaces, since the
     /// API server drops a warning that has any.
-    pub fn warn(&mut self, text: &str) {
+    pub(crate) fn warn(&mut self, text: &str) {
         let clean = text
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })

@@ -9,7 +9,7 @@ use super::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
 use crate::decision::{Decision, Reason, Verdict};
 
 /// The reason upstream's AlwaysDeny gives.
-pub const EVERYTHING_IS_FORBIDDEN: &str = "Everything is forbidden.";
+pub(crate) const EVERYTHING_IS_FORBIDDEN: &str = "Everything is forbidden.";
 
 /// Allows every request.
 #[derive(Debug, Default, Clone, Copy)]

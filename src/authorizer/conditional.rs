@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 /// One condition an entry authored: what it evaluates and the reason it gives when it applies.
 #[derive(Debug, Clone)]
-pub struct Authored {
+pub(crate) struct Authored {
     /// The compiled condition.
     pub expression: Expression,
     /// Its wire form, compared with what the API server sends back.
@@ -30,7 +30,7 @@ pub struct Authored {
 
 /// The conditions an entry may author, by id.
 #[derive(Debug, Clone, Default)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     by_id: HashMap<String, Authored>,
 }
 
@@ -38,11 +38,6 @@ impl Catalog {
     /// Adds a condition.
     pub fn insert(&mut self, authored: Authored) {
         self.by_id.insert(authored.wire.id.clone(), authored);
-    }
-
-    /// Whether the entry authors no condition.
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
     }
 
     /// The condition of `id`.
@@ -59,7 +54,7 @@ const GUARDED_LEVELS: [Level; 2] = [Level::Critical, Level::High];
 /// The levels a guard protects with Deny conditions, most protected first: critical and high,
 /// and every level its `tickets.requiredFor` names (the levels the validation ring always
 /// refuses without a ticket).
-pub fn guarded_levels(spec: &GuardSpec) -> Vec<Level> {
+pub(crate) fn guarded_levels(spec: &GuardSpec) -> Vec<Level> {
     let mut levels: Vec<Level> = GUARDED_LEVELS
         .iter()
         .chain(&spec.tickets.required_for)
@@ -72,7 +67,7 @@ pub fn guarded_levels(spec: &GuardSpec) -> Vec<Level> {
 
 /// The Deny conditions of a guard's label protection on `label`: one per level, reading
 /// `oldObject.metadata.labels` with every lookup guarded (an erroring Deny condition denies).
-pub fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catalog)> {
+pub(crate) fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catalog)> {
     let label = spec.objects.protection_label.as_deref()?;
     let mut map = ConditionsMap::default();
     let mut catalog = Catalog::default();
@@ -113,7 +108,7 @@ impl Union {
     }
 
     /// Whether any conditional sub-decision was added.
-    pub fn is_conditional(&self) -> bool {
+    pub(crate) fn is_conditional(&self) -> bool {
         self.members.iter().any(|m| {
             matches!(
                 m.decision.decision_type,
@@ -123,20 +118,24 @@ impl Union {
     }
 
     /// The union, or `None` when one outcome is certain (then the unconditional answer stands).
-    pub fn to_decision(self) -> Option<ConditionsAwareDecision> {
+    #[allow(
+        clippy::wrong_self_convention,
+        reason = "the union is consumed, and the answer may be none"
+    )]
+    pub(crate) fn to_decision(self) -> Option<ConditionsAwareDecision> {
         let union = ConditionsAwareDecision::union(self.members);
         (union.outcomes().count() > 1).then_some(union)
     }
 
     /// The union as it stands, however many outcomes it has.
-    pub fn into_decision(self) -> ConditionsAwareDecision {
+    pub(crate) fn into_decision(self) -> ConditionsAwareDecision {
         ConditionsAwareDecision::union(self.members)
     }
 }
 
 /// Evaluates a ConditionsMap warrant authored, against the bound admission request: the
 /// unconditional decision and, for a condition that applied, its id and description.
-pub fn evaluate_map(
+pub(crate) fn evaluate_map(
     catalog: &Catalog,
     map: &ConditionsMap,
     bound: &Admission,
@@ -204,7 +203,7 @@ fn evaluate_one(catalog: &Catalog, c: &Condition, bound: &Admission) -> Result<b
 
 /// The conditions a policy may author: its rules' `condition:`s, and an always-true Allow
 /// condition per enforced unconditional Allow rule (see `policy::conditional`).
-pub fn policy_catalog(spec: &crate::config::model::PolicySpec) -> Catalog {
+pub(crate) fn policy_catalog(spec: &crate::config::model::PolicySpec) -> Catalog {
     use crate::config::model::Effect;
     let mut catalog = Catalog::default();
     let always = Expression::compile(super::policy::conditional::ALWAYS, Variables::Admission);

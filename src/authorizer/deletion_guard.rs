@@ -20,7 +20,7 @@
 mod assessment;
 mod buffered;
 mod case;
-pub mod cluster_buckets;
+pub(crate) mod cluster_buckets;
 mod conclusion;
 mod conditional;
 mod error;
@@ -29,7 +29,7 @@ mod metrics;
 mod objects;
 mod pipeline;
 pub mod rate;
-pub mod rescore;
+pub(crate) mod rescore;
 mod risk;
 mod scope;
 mod state;
@@ -38,7 +38,9 @@ mod windows;
 
 pub use crate::config::model::guard::{GuardSpec, Level, Mode};
 pub use assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
-pub use cluster_buckets::{BucketError, BucketKey, BucketLevel, ClusterBuckets, SharedBuckets};
+pub(crate) use cluster_buckets::{
+    BucketError, BucketKey, BucketLevel, ClusterBuckets, SharedBuckets,
+};
 pub use error::GuardError;
 pub use pipeline::DeletionGuard;
 pub use scope::Target;

@@ -33,7 +33,7 @@ pub struct ConditionReport {
     /// How long the conditions took.
     pub elapsed: Duration,
     /// Whether any condition errored (counted even when a later one was false).
-    pub errored: bool,
+    pub(crate) errored: bool,
     /// Whether the authorizer was excluded.
     pub excluded: bool,
 }
@@ -68,7 +68,10 @@ impl MatchConditions {
 
     /// [`MatchConditions::evaluate`] on a review already bound for CEL (once per review, by
     /// the chain).
-    pub fn evaluate_bound(&self, binding: &Binding<'_>) -> (MatchOutcome, Option<ConditionReport>) {
+    pub(crate) fn evaluate_bound(
+        &self,
+        binding: &Binding<'_>,
+    ) -> (MatchOutcome, Option<ConditionReport>) {
         if self.conditions.is_empty() {
             return (MatchOutcome::Matched, None);
         }

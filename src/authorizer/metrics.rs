@@ -29,15 +29,15 @@ pub const LATENCY_BUCKETS: [f64; 19] = [
 ];
 
 /// A histogram with [`LATENCY_BUCKETS`].
-pub fn latency_histogram() -> Histogram {
+pub(crate) fn latency_histogram() -> Histogram {
     Histogram::new(LATENCY_BUCKETS)
 }
 
 /// A family whose metrics are made by a plain function (every family here).
-pub type FamilyOf<L, M> = Family<L, M, fn() -> M>;
+pub(crate) type FamilyOf<L, M> = Family<L, M, fn() -> M>;
 
 /// One series of a family, its labels built once; the series is bound on first use.
-pub struct Handle<L, M> {
+pub(crate) struct Handle<L, M> {
     family: FamilyOf<L, M>,
     labels: L,
     series: OnceLock<M>,
@@ -90,7 +90,7 @@ struct AuthorizerLabels {
 
 /// The labels of one policy rule's matches.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RuleLabels {
+pub(crate) struct RuleLabels {
     /// The policy authorizer.
     pub authorizer: String,
     /// The rule.
@@ -102,7 +102,7 @@ pub struct RuleLabels {
 /// The labels of `warrant_shadow_decisions`: what a shadow (an entry or a rule in `mode:
 /// Observe`) would have answered.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ShadowLabels {
+pub(crate) struct ShadowLabels {
     /// The authorizer.
     pub authorizer: String,
     /// The rule (of a shadow rule, or the one that decided inside a shadow entry), or "".
@@ -114,7 +114,7 @@ pub struct ShadowLabels {
 /// The labels of `warrant_shadow_disagreements`: a shadow would have decided, and the chain
 /// answered otherwise.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct DisagreementLabels {
+pub(crate) struct DisagreementLabels {
     /// The authorizer.
     pub authorizer: String,
     /// The rule, or "".
@@ -127,7 +127,7 @@ pub struct DisagreementLabels {
 
 /// The labels of the deletion guard's assessments.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct GuardDecisionLabels {
+pub(crate) struct GuardDecisionLabels {
     /// The guard.
     pub name: String,
     /// The code, without the `OBSERVED_` prefix.
@@ -138,14 +138,14 @@ pub struct GuardDecisionLabels {
 
 /// A label set naming one authorizer.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct NameLabels {
+pub(crate) struct NameLabels {
     /// The authorizer.
     pub name: String,
 }
 
 /// The labels of the downstream webhook families.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct WebhookLabels {
+pub(crate) struct WebhookLabels {
     /// The webhook authorizer.
     pub name: String,
     /// What happened (`success`, `error`, `timeout`, `canceled`; `hit`, `miss`, ...).
@@ -161,23 +161,23 @@ pub struct Families {
     condition_exclusions: FamilyOf<AuthorizerLabels, Counter>,
     condition_seconds: FamilyOf<AuthorizerLabels, Histogram>,
     /// `warrant_policy_rule_matches`.
-    pub rule_matches: FamilyOf<RuleLabels, Counter>,
+    pub(crate) rule_matches: FamilyOf<RuleLabels, Counter>,
     /// `warrant_guard_decisions`.
-    pub guard_decisions: FamilyOf<GuardDecisionLabels, Counter>,
+    pub(crate) guard_decisions: FamilyOf<GuardDecisionLabels, Counter>,
     /// `warrant_guard_break_glass`.
-    pub guard_break_glass: FamilyOf<NameLabels, Counter>,
+    pub(crate) guard_break_glass: FamilyOf<NameLabels, Counter>,
     /// `warrant_webhook_evaluations`.
-    pub webhook_evaluations: FamilyOf<WebhookLabels, Counter>,
+    pub(crate) webhook_evaluations: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_duration_seconds`.
-    pub webhook_duration: FamilyOf<WebhookLabels, Histogram>,
+    pub(crate) webhook_duration: FamilyOf<WebhookLabels, Histogram>,
     /// `warrant_webhook_evaluations_fail_open`.
-    pub webhook_fail_open: FamilyOf<WebhookLabels, Counter>,
+    pub(crate) webhook_fail_open: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_cache_requests`.
-    pub webhook_cache: FamilyOf<WebhookLabels, Counter>,
+    pub(crate) webhook_cache: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_shadow_decisions`.
-    pub shadow_decisions: FamilyOf<ShadowLabels, Counter>,
+    pub(crate) shadow_decisions: FamilyOf<ShadowLabels, Counter>,
     /// `warrant_shadow_disagreements`.
-    pub shadow_disagreements: FamilyOf<DisagreementLabels, Counter>,
+    pub(crate) shadow_disagreements: FamilyOf<DisagreementLabels, Counter>,
 }
 
 impl Default for Families {
@@ -353,7 +353,7 @@ impl EntryMetrics {
     }
 
     /// Records what the entry's matchConditions did.
-    pub fn record_conditions(&self, report: &ConditionReport) {
+    pub(crate) fn record_conditions(&self, report: &ConditionReport) {
         self.condition_seconds
             .get()
             .observe(report.elapsed.as_secs_f64());
@@ -368,12 +368,12 @@ impl EntryMetrics {
     /// Counts a conditional answer of this entry (a ConditionsMap or Union given to a caller
     /// that handles conditions), as upstream's instrumented authorizer counts one
     /// (`decision="conditional"`, `pkg/authorization/metrics/metrics.go`, v0.38.0-beta.0).
-    pub fn record_conditional(&self) {
+    pub(crate) fn record_conditional(&self) {
         self.conditional.get().inc();
     }
 
     /// Records the decision the entry contributed (NoOpinion is not counted, as upstream).
-    pub fn record_decision(&self, decision: Decision) {
+    pub(crate) fn record_decision(&self, decision: Decision) {
         match decision {
             Decision::Allow => self.allowed.get().inc(),
             Decision::Deny => self.denied.get().inc(),
@@ -384,7 +384,13 @@ impl EntryMetrics {
     /// Records one shadow of this entry (the entry itself in shadow mode, or one of its rules):
     /// what it would have answered (`would`, labelled `label`), and a disagreement when it would
     /// have allowed or denied and the chain answered `chain` instead.
-    pub fn record_shadow(&self, rule: &str, label: &'static str, would: Decision, chain: Decision) {
+    pub(crate) fn record_shadow(
+        &self,
+        rule: &str,
+        label: &'static str,
+        would: Decision,
+        chain: Decision,
+    ) {
         let s = &self.shadow;
         s.decisions
             .get_or_create(&ShadowLabels {
@@ -406,7 +412,7 @@ impl EntryMetrics {
     }
 
     /// Records a failure of the entry and the policy that answered for it.
-    pub fn record_failure(&self, policy: FailurePolicy) {
+    pub(crate) fn record_failure(&self, policy: FailurePolicy) {
         match policy {
             FailurePolicy::Deny => self.failed_deny.get().inc(),
             FailurePolicy::NoOpinion => self.failed_no_opinion.get().inc(),
@@ -416,7 +422,7 @@ impl EntryMetrics {
 
 /// A fixed set of series of one family told apart by a `&'static str` result label (a
 /// webhook's `success`/`error`/..., a guard's codes): looked up without allocating.
-pub struct ByResult<L, M> {
+pub(crate) struct ByResult<L, M> {
     slots: Box<[(&'static str, Handle<L, M>)]>,
     family: FamilyOf<L, M>,
     labels: Box<dyn Fn(&'static str) -> L + Send + Sync>,

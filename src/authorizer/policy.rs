@@ -95,7 +95,7 @@ impl Policy {
     }
 
     /// [`Policy::judge`] on a review already bound for CEL.
-    pub fn judge_binding(
+    pub(crate) fn judge_binding(
         &self,
         binding: &Binding<'_>,
         deadline: Deadline,

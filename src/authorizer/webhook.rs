@@ -25,7 +25,7 @@ pub mod conditional;
 pub mod error;
 pub mod flight;
 pub mod kubeconfig;
-pub mod media_type;
+pub(crate) mod media_type;
 pub mod metrics;
 pub mod retry;
 
@@ -51,11 +51,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The error upstream attaches to an answer that is both allowed and denied.
-pub const ALLOWED_AND_DENIED: &str =
+pub(crate) const ALLOWED_AND_DENIED: &str =
     "webhook subject access review returned both allow and deny response";
 
 /// The code carried by a verdict served from an expired cache entry (`staleIfError`).
-pub const STALE_CODE: &str = "STALE_IF_ERROR";
+pub(crate) const STALE_CODE: &str = "STALE_IF_ERROR";
 
 type Outcome = Result<Arc<DownstreamStatus>, WebhookError>;
 
@@ -67,7 +67,7 @@ pub struct WebhookRuntime {
     /// The retry schedule (upstream's unless a test changed it).
     pub backoff: Backoff,
     /// The byte bound of each webhook's verdict cache.
-    pub cache_bytes: CacheBytes,
+    pub(crate) cache_bytes: CacheBytes,
 }
 
 /// What makes two builds of one webhook the same: if equal, its cache carries over a reload.
@@ -317,7 +317,7 @@ impl Core {
     /// `admission_request` (an `AuthorizationConditionsReview`, with upstream's retries, each
     /// attempt bounded by the webhook timeout and the deadline); fails closed to `sub`'s
     /// failure decision. Not cached, as upstream caches no evaluation.
-    pub async fn evaluate_conditions(
+    pub(crate) async fn evaluate_conditions(
         &self,
         sub: &ConditionsAwareDecision,
         admission_request: &serde_json::Value,

@@ -53,7 +53,7 @@ pub async fn hold(
 }
 
 /// Announces a release of a held deletion (an Event; the audit record is the caller's).
-pub async fn released(ctx: &Context, meta: &ObjectMeta, why: Release, message: String) {
+pub(crate) async fn released(ctx: &Context, meta: &ObjectMeta, why: Release, message: String) {
     let (kind, reason) = match why {
         Release::Expired => (EventType::Warning, "DeletionHoldExpired"),
         _ => (EventType::Normal, "DeletionReleased"),
@@ -62,7 +62,7 @@ pub async fn released(ctx: &Context, meta: &ObjectMeta, why: Release, message: S
 }
 
 /// The risk as records show it.
-pub fn risk_json(r: &DeletionRisk) -> Value {
+pub(crate) fn risk_json(r: &DeletionRisk) -> Value {
     json!({"score": r.score, "level": r.level.as_str(), "reasons": r.reasons})
 }
 

@@ -37,9 +37,9 @@ pub struct Context {
     /// The metrics.
     pub metrics: BufferMetrics,
     /// Publishes Events.
-    pub recorder: Arc<Recorder>,
+    pub(crate) recorder: Arc<Recorder>,
     /// The notification receivers.
-    pub notifier: Notifier,
+    pub(crate) notifier: Notifier,
     /// True while this replica leads.
     pub leader: watch::Receiver<bool>,
 }
@@ -60,7 +60,7 @@ impl Context {
     }
 
     /// Whether this replica leads now.
-    pub fn leading(&self) -> bool {
+    pub(crate) fn leading(&self) -> bool {
         *self.leader.borrow()
     }
 
@@ -125,7 +125,7 @@ impl Context {
     }
 
     /// `resource[.group] [namespace/]name`, as logs name an object.
-    pub fn describe(&self, meta: &ObjectMeta) -> String {
+    pub(crate) fn describe(&self, meta: &ObjectMeta) -> String {
         let kind = match self.resource.group.as_str() {
             "" => self.resource.plural.clone(),
             g => format!("{}.{g}", self.resource.plural),
@@ -142,7 +142,7 @@ impl Context {
 
 /// The API of the object `meta` describes, of kind `resource` (namespaced when it has a
 /// namespace).
-pub fn api_for(
+pub(crate) fn api_for(
     client: &kube::Client,
     resource: &ApiResource,
     meta: &ObjectMeta,
@@ -171,7 +171,7 @@ fn metadata_subject(meta: &ObjectMeta) -> Subject {
 }
 
 /// A Kubernetes time as chrono's.
-pub fn chrono_time(t: &k8s_openapi::jiff::Timestamp) -> Option<DateTime<Utc>> {
+pub(crate) fn chrono_time(t: &k8s_openapi::jiff::Timestamp) -> Option<DateTime<Utc>> {
     let nanos = u32::try_from(t.subsec_nanosecond()).ok()?;
     DateTime::from_timestamp(t.as_second(), nanos)
 }

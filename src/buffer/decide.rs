@@ -12,7 +12,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Observed {
     /// Whether the object carries the finalizer.
-    pub has_finalizer: bool,
+    pub(crate) has_finalizer: bool,
     /// Whether it is protected at or above `finalizeAt` (its kind is in `resources`).
     pub protected: bool,
     /// `metadata.deletionTimestamp`, once it is Terminating.
@@ -96,7 +96,7 @@ pub fn live(seen: &Observed) -> Live {
 
 /// Whether a Terminating object needs the risk re-computed: only while our finalizer holds
 /// it and `maxHold` has not passed (past it the risk does not matter).
-pub fn needs_risk(seen: &Observed, now: DateTime<Utc>, s: &BufferSettings) -> bool {
+pub(crate) fn needs_risk(seen: &Observed, now: DateTime<Utc>, s: &BufferSettings) -> bool {
     match seen.deletion {
         Some(at) => seen.has_finalizer && now < after(at, s.max_hold),
         None => false,

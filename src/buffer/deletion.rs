@@ -23,7 +23,7 @@ use std::time::Duration;
 const SLACK: Duration = Duration::from_millis(200);
 
 /// Handles a Terminating object that carries the finalizer, Terminating since `at`.
-pub async fn handle(
+pub(crate) async fn handle(
     ctx: &Context,
     meta: &ObjectMeta,
     at: DateTime<Utc>,

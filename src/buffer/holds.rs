@@ -19,7 +19,7 @@ impl Holds {
     }
 
     /// Forgets a hold (released, or the object is gone).
-    pub fn release(&self, uid: &str) {
+    pub(crate) fn release(&self, uid: &str) {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         map.remove(uid);
     }
@@ -30,7 +30,7 @@ impl Holds {
     }
 
     /// How many holds, and the age in seconds of the oldest at `now`.
-    pub fn summary(&self, now: DateTime<Utc>) -> (usize, f64) {
+    pub(crate) fn summary(&self, now: DateTime<Utc>) -> (usize, f64) {
         let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let oldest = map.values().min().map_or(0.0, |since| {
             (now - *since).num_milliseconds().max(0) as f64 / 1000.0

@@ -7,7 +7,10 @@ use crate::config::model::guard::Kind;
 use kube::discovery::{self, ApiResource};
 
 /// Resolves one configured kind to the resource the API server serves.
-pub async fn resolve(client: &kube::Client, kind: &Kind) -> Result<ApiResource, BufferError> {
+pub(crate) async fn resolve(
+    client: &kube::Client,
+    kind: &Kind,
+) -> Result<ApiResource, BufferError> {
     let fail = |why: String| BufferError::Discovery {
         group: kind.group.clone(),
         resource: kind.resource.clone(),

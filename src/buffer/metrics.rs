@@ -74,7 +74,7 @@ impl BufferMetrics {
     }
 
     /// Counts one finalizer attachment.
-    pub fn attached(&self) {
+    pub(crate) fn attached(&self) {
         self.attachments.inc();
     }
 

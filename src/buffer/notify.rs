@@ -23,7 +23,7 @@ struct Receiver {
 
 /// The receivers of one guard's `notify` list.
 #[derive(Debug, Clone, Default)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     receivers: Arc<Vec<Receiver>>,
 }
 

@@ -14,7 +14,7 @@ const ATTEMPTS: u32 = 5;
 
 /// What a patch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Patched {
+pub(crate) enum Patched {
     /// The list changed.
     Done,
     /// Nothing to do (already as wanted).
@@ -97,7 +97,7 @@ fn is_conflict(e: &kube::Error) -> bool {
 }
 
 /// An API error about `name`.
-pub fn api_error(operation: &'static str, name: &str, e: kube::Error) -> BufferError {
+pub(crate) fn api_error(operation: &'static str, name: &str, e: kube::Error) -> BufferError {
     BufferError::Api {
         operation,
         object: name.to_owned(),

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How soon a failed reconcile is tried again.
-pub const RETRY: Duration = Duration::from_secs(5);
+pub(crate) const RETRY: Duration = Duration::from_secs(5);
 
 /// Reconciles one object.
-pub async fn reconcile(
+pub(crate) async fn reconcile(
     object: Arc<PartialObjectMeta<DynamicObject>>,
     ctx: Arc<Context>,
 ) -> Result<Action, BufferError> {
@@ -40,7 +40,7 @@ pub async fn reconcile(
 }
 
 /// What a failed reconcile does: logged, counted, tried again soon.
-pub fn error_policy(
+pub(crate) fn error_policy(
     object: Arc<PartialObjectMeta<DynamicObject>>,
     error: &BufferError,
     ctx: Arc<Context>,

@@ -10,7 +10,7 @@ use serde_json::Value;
 /// One record of the buffer ring.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BufferRecord<'a> {
+pub(crate) struct BufferRecord<'a> {
     /// When (RFC 3339, UTC).
     pub time: String,
     /// Always `buffer`.
@@ -28,22 +28,22 @@ pub struct BufferRecord<'a> {
     pub message: String,
     /// `metadata.deletionTimestamp`, when Terminating.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion_timestamp: Option<String>,
+    pub(crate) deletion_timestamp: Option<String>,
     /// The earliest the held object goes (`deletionTimestamp + cooldown`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cooldown_ends: Option<String>,
+    pub(crate) cooldown_ends: Option<String>,
     /// The latest it goes (`deletionTimestamp + maxHold`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_hold_ends: Option<String>,
+    pub(crate) max_hold_ends: Option<String>,
     /// Whether a confirmation is required.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub require_confirmation: bool,
+    pub(crate) require_confirmation: bool,
     /// Who asked for the deletion (the requester annotation), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requested_by: Option<&'a str>,
+    pub(crate) requested_by: Option<&'a str>,
     /// The confirmation annotation's value (a ticket id), when confirmed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub confirmed_by_ticket: Option<&'a str>,
+    pub(crate) confirmed_by_ticket: Option<&'a str>,
     /// The re-computed risk: `{score, level, reasons}`, when it was computed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub risk: Option<Value>,
@@ -55,7 +55,7 @@ pub struct BufferRecord<'a> {
 /// The object a record is about.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ObjectId<'a> {
+pub(crate) struct ObjectId<'a> {
     /// `apiVersion`.
     pub api_version: &'a str,
     /// `kind`.
@@ -70,6 +70,6 @@ pub struct ObjectId<'a> {
 }
 
 /// RFC 3339 in UTC, as the other audit records write times.
-pub fn rfc3339(t: DateTime<Utc>) -> String {
+pub(crate) fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }

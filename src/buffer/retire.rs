@@ -19,7 +19,7 @@ use kube::api::{Api, DynamicObject, ListParams};
 const PAGE: u32 = 500;
 
 /// The `(finalizer, kind)` pairs of `old` that no settings of `new` still cover.
-pub fn retired<'a>(
+pub(crate) fn retired<'a>(
     old: impl IntoIterator<Item = &'a BufferSettings>,
     new: &[&BufferSettings],
 ) -> Vec<(String, Kind)> {
@@ -40,7 +40,7 @@ pub fn retired<'a>(
 }
 
 /// Takes `finalizer` off every object of `kind`; returns how many.
-pub async fn retire(
+pub(crate) async fn retire(
     client: &kube::Client,
     kind: &Kind,
     finalizer: &str,

@@ -54,7 +54,7 @@ impl RequestUse {
 }
 
 /// A value of the review, borrowing its strings.
-pub type Val<'v> = Box<dyn engine::common::value::Val + 'v>;
+pub(crate) type Val<'v> = Box<dyn engine::common::value::Val + 'v>;
 
 fn key(s: &'static str) -> CelMapKey<'static> {
     CelMapKey::String(CelString::from(s))
@@ -224,7 +224,7 @@ impl<'v> Binding<'v> {
 
     /// The value of a top-level variable or a rewritten field, as expressions with `uses`
     /// see it; `None` for any other name, and for a field of attributes the review lacks.
-    pub fn resolve(
+    pub(crate) fn resolve(
         &self,
         name: &str,
         uses: RequestUse,

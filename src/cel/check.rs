@@ -13,7 +13,7 @@ use cel::common::ast::{
 
 /// A type error at one node of the expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TypeError {
+pub(crate) struct TypeError {
     /// The node the error is about (for its position).
     pub node: u64,
     /// The message, worded as cel-go words it.
@@ -22,7 +22,7 @@ pub struct TypeError {
 
 /// The variables an expression may name, with their declared types.
 #[derive(Debug, Clone)]
-pub struct Declarations {
+pub(crate) struct Declarations {
     vars: Vec<(String, Ty)>,
 }
 

@@ -37,7 +37,7 @@ pub enum Field {
 }
 
 /// The scalar fields of `resourceAttributes`, all present whenever it is.
-pub const RESOURCE_FIELDS: [&str; 7] = [
+pub(crate) const RESOURCE_FIELDS: [&str; 7] = [
     "namespace",
     "verb",
     "group",
@@ -48,7 +48,7 @@ pub const RESOURCE_FIELDS: [&str; 7] = [
 ];
 
 /// The fields of `nonResourceAttributes`, both present whenever it is.
-pub const NON_RESOURCE_FIELDS: [&str; 2] = ["verb", "path"];
+pub(crate) const NON_RESOURCE_FIELDS: [&str; 2] = ["verb", "path"];
 
 /// The identifiers the rewrite writes, with the field each names.
 const NAMES: [(&str, Field); 16] = [
@@ -71,7 +71,7 @@ const NAMES: [(&str, Field); 16] = [
 ];
 
 /// The field a rewritten identifier names.
-pub fn field_named(name: &str) -> Option<Field> {
+pub(crate) fn field_named(name: &str) -> Option<Field> {
     // Every rewritten name starts with `request.` or `has(`: other names end the search at once.
     if !name.starts_with("request.") && !name.starts_with("has(") {
         return None;
@@ -88,7 +88,7 @@ fn name_of(field: Field) -> &'static str {
 
 /// The key whose absence left a rewritten identifier unanswered: `resourceAttributes` or
 /// `nonResourceAttributes`; `None` for any other name.
-pub fn absent_key(name: &str) -> Option<&'static str> {
+pub(crate) fn absent_key(name: &str) -> Option<&'static str> {
     match field_named(name)? {
         Field::Resource(_) => Some("resourceAttributes"),
         Field::NonResource(_) => Some("nonResourceAttributes"),
@@ -130,7 +130,7 @@ fn selected(e: &Expr) -> Option<Field> {
 
 /// Rewrites every selection of `request` answered directly into its identifier, except where a
 /// comprehension's variable named `request` hides the review.
-pub fn rewrite(e: &mut IdedExpr) {
+pub(crate) fn rewrite(e: &mut IdedExpr) {
     if let Some(field) = selected(&e.expr) {
         e.expr = Expr::Ident(name_of(field).to_owned());
         return;

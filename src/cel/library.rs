@@ -14,15 +14,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, RwLock};
 
 /// The internal function the checker-approved AST calls once per comprehension iteration.
-pub const TICK: &str = "@warrant_tick";
+pub(crate) const TICK: &str = "@warrant_tick";
 /// The internal function that spends the size of the value it passes through.
-pub const SIZE: &str = "@warrant_size";
+pub(crate) const SIZE: &str = "@warrant_size";
 /// The internal function `matches` calls are rewritten to.
-pub const MATCHES: &str = "@warrant_matches";
+pub(crate) const MATCHES: &str = "@warrant_matches";
 /// The internal function `replace` calls are rewritten to (its size is charged before it is built).
-pub const REPLACE: &str = "@warrant_replace";
+pub(crate) const REPLACE: &str = "@warrant_replace";
 /// The internal function `join` calls are rewritten to (its size is charged before it is built).
-pub const JOIN: &str = "@warrant_join";
+pub(crate) const JOIN: &str = "@warrant_join";
 
 /// Registers everything on `env`.
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
@@ -156,7 +156,7 @@ const REGEX_CACHE_ENTRIES: usize = 1024;
 
 /// Why a pattern does not compile, in cel-go's words.
 #[derive(Debug, thiserror::Error)]
-pub enum RegexError {
+pub(crate) enum RegexError {
     /// A repeat count above RE2's limit, which the regex crate would accept.
     #[error(
         "error parsing regexp: invalid repeat count: {{{0}}} (RE2 allows at most {MAX_REPEAT})"

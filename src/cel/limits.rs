@@ -23,10 +23,10 @@ pub const STEP_BUDGET: u64 = 1_000_000;
 /// costly operation (iterations, string building, regex scans in proportion to their input)
 /// already spends steps. Loose enough that a loaded machine running an unoptimised build
 /// never reaches it before the step budget, so outcomes stay deterministic.
-pub const TIME_BUDGET: Duration = Duration::from_secs(2);
+pub(crate) const TIME_BUDGET: Duration = Duration::from_secs(2);
 
 /// The message of an exceeded budget, as cel-go words it.
-pub const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
+pub(crate) const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 
 thread_local! {
     static REMAINING: Cell<u64> = const { Cell::new(u64::MAX) };
@@ -35,7 +35,7 @@ thread_local! {
 }
 
 /// The step budget of the evaluation running on this thread.
-pub struct Budget;
+pub(crate) struct Budget;
 
 impl Budget {
     /// Starts a fresh budget for one evaluation on this thread.
@@ -49,7 +49,7 @@ impl Budget {
 
     /// Whether the evaluation that just ran overspent (even if the error was absorbed by `||`
     /// or `&&`: like Kubernetes, an overspent evaluation fails as a whole).
-    pub fn exceeded() -> bool {
+    pub(crate) fn exceeded() -> bool {
         EXCEEDED.with(Cell::get)
     }
 
@@ -79,7 +79,7 @@ impl Budget {
 }
 
 /// The deepest bracket nesting of `source`, outside string literals.
-pub fn nesting(source: &str) -> usize {
+pub(crate) fn nesting(source: &str) -> usize {
     let (mut depth, mut max) = (0usize, 0usize);
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -110,7 +110,7 @@ pub fn nesting(source: &str) -> usize {
 /// The byte offset of the first call `name(` in `source` outside string literals and `//`
 /// comments, where `name` is a whole identifier (used for macro spellings the engine accepts and
 /// Kubernetes does not). Works on bytes, so any UTF-8 input is safe.
-pub fn find_identifier_call(source: &str, name: &str) -> Option<usize> {
+pub(crate) fn find_identifier_call(source: &str, name: &str) -> Option<usize> {
     let bytes = source.as_bytes();
     let needle = name.as_bytes();
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';

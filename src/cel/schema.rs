@@ -6,7 +6,7 @@
 use super::types::{FieldTy, ObjectType};
 
 /// `kubernetes.SubjectAccessReviewSpec`.
-pub static REQUEST: ObjectType = ObjectType {
+pub(crate) static REQUEST: ObjectType = ObjectType {
     name: "kubernetes.SubjectAccessReviewSpec",
     fields: &[
         ("resourceAttributes", FieldTy::Object(&RESOURCE_ATTRIBUTES)),
@@ -22,7 +22,7 @@ pub static REQUEST: ObjectType = ObjectType {
 };
 
 /// `kubernetes.ResourceAttributes`.
-pub static RESOURCE_ATTRIBUTES: ObjectType = ObjectType {
+pub(crate) static RESOURCE_ATTRIBUTES: ObjectType = ObjectType {
     name: "kubernetes.ResourceAttributes",
     fields: &[
         ("namespace", FieldTy::String),
@@ -38,13 +38,13 @@ pub static RESOURCE_ATTRIBUTES: ObjectType = ObjectType {
 };
 
 /// `kubernetes.NonResourceAttributes`.
-pub static NON_RESOURCE_ATTRIBUTES: ObjectType = ObjectType {
+pub(crate) static NON_RESOURCE_ATTRIBUTES: ObjectType = ObjectType {
     name: "kubernetes.NonResourceAttributes",
     fields: &[("path", FieldTy::String), ("verb", FieldTy::String)],
 };
 
 /// `kubernetes.FieldSelectorAttributes`.
-pub static FIELD_SELECTOR: ObjectType = ObjectType {
+pub(crate) static FIELD_SELECTOR: ObjectType = ObjectType {
     name: "kubernetes.FieldSelectorAttributes",
     fields: &[
         ("rawSelector", FieldTy::String),
@@ -53,7 +53,7 @@ pub static FIELD_SELECTOR: ObjectType = ObjectType {
 };
 
 /// `kubernetes.LabelSelectorAttributes`.
-pub static LABEL_SELECTOR: ObjectType = ObjectType {
+pub(crate) static LABEL_SELECTOR: ObjectType = ObjectType {
     name: "kubernetes.LabelSelectorAttributes",
     fields: &[
         ("rawSelector", FieldTy::String),
@@ -62,7 +62,7 @@ pub static LABEL_SELECTOR: ObjectType = ObjectType {
 };
 
 /// `kubernetes.SelectorRequirement`, shared by both selectors.
-pub static SELECTOR_REQUIREMENT: ObjectType = ObjectType {
+pub(crate) static SELECTOR_REQUIREMENT: ObjectType = ObjectType {
     name: "kubernetes.SelectorRequirement",
     fields: &[
         ("key", FieldTy::String),

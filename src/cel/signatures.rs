@@ -32,7 +32,7 @@ struct Sig(Option<P>, &'static [P], P);
 
 /// What the checker learns about a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     /// An overload matches; the call has this type.
     Ok(Ty),
     /// The function exists but no overload takes these types.
@@ -44,7 +44,7 @@ pub enum Resolution {
 }
 
 /// Resolves a call of `name` on `target` (for a member call) with arguments of types `args`.
-pub fn resolve(name: &str, target: Option<&Ty>, args: &[Ty]) -> Resolution {
+pub(crate) fn resolve(name: &str, target: Option<&Ty>, args: &[Ty]) -> Resolution {
     if let Some(why) = unsupported(name, target.is_some(), args.len()) {
         return Resolution::Unsupported(why);
     }
@@ -146,12 +146,12 @@ fn bind(slot: &mut Option<Ty>, t: &Ty) -> bool {
 }
 
 /// Whether `name` is a known global function, offered or not (for namespaced names).
-pub fn is_global(name: &str) -> bool {
+pub(crate) fn is_global(name: &str) -> bool {
     table(name).is_some() || unsupported(name, false, 0).is_some()
 }
 
 /// Functions of the Kubernetes CEL environment that warrant does not offer.
-pub fn unsupported(name: &str, member: bool, arity: usize) -> Option<&'static str> {
+pub(crate) fn unsupported(name: &str, member: bool, arity: usize) -> Option<&'static str> {
     Some(match name {
         "url" | "isURL" | "getScheme" | "getHost" | "getHostname" | "getPort"
         | "getEscapedPath" | "getQuery" => "the Kubernetes URL library is not available",

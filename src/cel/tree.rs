@@ -3,7 +3,7 @@
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 
 /// Calls `f` on each child of `e`, in order.
-pub fn children<'a>(e: &'a IdedExpr, f: &mut dyn FnMut(&'a IdedExpr)) {
+pub(crate) fn children<'a>(e: &'a IdedExpr, f: &mut dyn FnMut(&'a IdedExpr)) {
     match &e.expr {
         Expr::Call(c) => {
             if let Some(t) = &c.target {
@@ -40,7 +40,7 @@ pub fn children<'a>(e: &'a IdedExpr, f: &mut dyn FnMut(&'a IdedExpr)) {
 }
 
 /// Calls `f` on each child of `e`, in order, mutably.
-pub fn children_mut(e: &mut IdedExpr, f: &mut dyn FnMut(&mut IdedExpr)) {
+pub(crate) fn children_mut(e: &mut IdedExpr, f: &mut dyn FnMut(&mut IdedExpr)) {
     match &mut e.expr {
         Expr::Call(c) => {
             if let Some(t) = &mut c.target {

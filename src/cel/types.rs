@@ -6,7 +6,7 @@ use std::fmt;
 
 /// A declared object type: a name and its fields. Field order is the declaration order.
 #[derive(Debug, PartialEq, Eq)]
-pub struct ObjectType {
+pub(crate) struct ObjectType {
     /// The fully qualified name, as cel-go prints it.
     pub name: &'static str,
     /// The fields and their types.
@@ -15,7 +15,7 @@ pub struct ObjectType {
 
 /// The type of a declared field; a `const`-friendly subset of [`Ty`].
 #[derive(Debug, PartialEq, Eq)]
-pub enum FieldTy {
+pub(crate) enum FieldTy {
     /// `string`.
     String,
     /// `list(string)`.
@@ -45,7 +45,7 @@ impl ObjectType {
 /// A CEL type as the checker sees it. `Dyn` is "not known until run time" and is compatible
 /// with everything, so that dynamic values never make a valid expression fail to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ty {
+pub(crate) enum Ty {
     /// Unknown until run time.
     Dyn,
     /// `null_type`.
@@ -95,13 +95,13 @@ impl Ty {
     }
 
     /// Whether the type is `dyn`.
-    pub fn is_dyn(&self) -> bool {
+    pub(crate) fn is_dyn(&self) -> bool {
         matches!(self, Ty::Dyn)
     }
 
     /// Whether a value of type `other` can stand where `self` is expected (or the reverse):
     /// equal types, or either side dynamic, recursively.
-    pub fn compatible(&self, other: &Ty) -> bool {
+    pub(crate) fn compatible(&self, other: &Ty) -> bool {
         match (self, other) {
             (Ty::Dyn, _) | (_, Ty::Dyn) => true,
             (Ty::List(a), Ty::List(b)) | (Ty::Optional(a), Ty::Optional(b)) => a.compatible(b),

@@ -17,7 +17,7 @@ use crate::review::{Condition, ConditionsAwareDecision, DecisionType, Review};
 use serde_json::{Value, json};
 
 /// The uid of the admission request `warrant check` makes.
-pub const CHECK_UID: &str = "warrant-check";
+pub(crate) const CHECK_UID: &str = "warrant-check";
 
 /// The admission operation of a verb, as the API server names it.
 pub fn operation(verb: &str) -> &'static str {
@@ -31,7 +31,7 @@ pub fn operation(verb: &str) -> &'static str {
 
 /// The admission request the API server would send for `review` with `object` (for a delete,
 /// the object deleted: the API server's `oldObject`) and `old_object` (an update's stored one).
-pub fn admission_request(
+pub(crate) fn admission_request(
     review: &Review,
     object: Option<&Value>,
     old_object: Option<&Value>,
@@ -69,7 +69,7 @@ pub fn admission_request(
 }
 
 /// The conditional answer, one line per sub-decision and per condition.
-pub fn render_decision(d: &ConditionsAwareDecision) -> String {
+pub(crate) fn render_decision(d: &ConditionsAwareDecision) -> String {
     let mut s = String::from("conditional: the API server evaluates these on the object\n");
     render_into(&mut s, "", d, 1);
     s
@@ -123,7 +123,7 @@ fn condition_line(pad: &str, effect: &str, c: &Condition) -> String {
 }
 
 /// The outcome of the round trip.
-pub fn render_outcome(d: &ConditionsAwareDecision) -> String {
+pub(crate) fn render_outcome(d: &ConditionsAwareDecision) -> String {
     let (reason, error) = d.parts();
     let verdict = match d.decision_type {
         DecisionType::Allow => "yes (Allow)",

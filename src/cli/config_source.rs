@@ -17,7 +17,7 @@ pub enum ConfigSource {
 
 impl ConfigSource {
     /// `--config` if given, else the default file if present, else the embedded default.
-    pub fn resolve(flag: Option<&Path>) -> Self {
+    pub(crate) fn resolve(flag: Option<&Path>) -> Self {
         match flag {
             Some(p) => ConfigSource::File(p.to_path_buf()),
             None if Path::new(DEFAULT_CONFIG_PATH).is_file() => {

@@ -32,23 +32,23 @@ pub struct LeaderElectArgs {
     /// `--leader-elect=false`, or without a cluster, this replica always leads.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
         require_equals = true, default_missing_value = "true", value_name = "BOOL")]
-    pub leader_elect: bool,
+    pub(crate) leader_elect: bool,
     /// How long the others wait after the Lease last changed before taking it over (Go
     /// duration).
     #[arg(long, default_value = "15s", value_name = "DURATION")]
-    pub leader_elect_lease_duration: String,
+    pub(crate) leader_elect_lease_duration: String,
     /// How long the leader tries to renew before it stops leading (Go duration).
     #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub leader_elect_renew_deadline: String,
+    pub(crate) leader_elect_renew_deadline: String,
     /// The wait between attempts to acquire or renew (Go duration).
     #[arg(long, default_value = "2s", value_name = "DURATION")]
-    pub leader_elect_retry_period: String,
+    pub(crate) leader_elect_retry_period: String,
     /// The Lease's name.
     #[arg(long, default_value = "warrant", value_name = "NAME")]
-    pub leader_elect_resource_name: String,
+    pub(crate) leader_elect_resource_name: String,
     /// The Lease's namespace.
     #[arg(long, default_value = "warrant-system", value_name = "NAMESPACE")]
-    pub leader_elect_resource_namespace: String,
+    pub(crate) leader_elect_resource_namespace: String,
 }
 
 /// This replica's leadership: the receiver the controllers read, the election's task (absent
@@ -56,7 +56,7 @@ pub struct LeaderElectArgs {
 #[derive(Debug)]
 pub struct Leadership {
     /// True while this replica leads.
-    pub leading: watch::Receiver<bool>,
+    pub(crate) leading: watch::Receiver<bool>,
     /// The election, which releases the Lease once the stop signal turns true.
     pub task: Option<JoinHandle<()>>,
     /// Keeps an always-true receiver open.

@@ -49,7 +49,7 @@ pub enum ObjectInputError {
 }
 
 /// Reads one object from a YAML or JSON file.
-pub fn read_object(path: &Path) -> Result<Subject, ObjectInputError> {
+pub(crate) fn read_object(path: &Path) -> Result<Subject, ObjectInputError> {
     let text = std::fs::read_to_string(path).map_err(|source| ObjectInputError::Read {
         path: path.to_path_buf(),
         source,
@@ -73,7 +73,7 @@ pub fn object(value: serde_json::Value) -> Option<Subject> {
 }
 
 /// The cluster an offline judgement sees: the saved state in `dir`, or an empty cluster.
-pub fn cluster_view(dir: Option<&Path>) -> Result<Arc<dyn ClusterView>, ObjectInputError> {
+pub(crate) fn cluster_view(dir: Option<&Path>) -> Result<Arc<dyn ClusterView>, ObjectInputError> {
     match dir {
         None => Ok(Arc::new(EmptyCluster)),
         Some(dir) => match crate::cluster::FileView::load(dir) {

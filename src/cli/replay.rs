@@ -36,7 +36,7 @@ pub struct ReplayArgs {
     /// warrant audit logs, kube-apiserver audit logs (audit.k8s.io/v1 events, JSON lines),
     /// SubjectAccessReview JSON files, directories of them, or `-` for standard input.
     #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
     /// When time-aware rules judge a review: `recorded` (when it was judged), `now`, or an
     /// RFC 3339 time.
     #[arg(long, default_value = "recorded", value_name = "recorded|now|RFC3339")]
@@ -46,7 +46,7 @@ pub struct ReplayArgs {
     pub output: Output,
     /// Exit 1 when any review flips.
     #[arg(long)]
-    pub fail_on_flip: bool,
+    pub(crate) fail_on_flip: bool,
     /// Examples shown per group of flips.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub examples: usize,
@@ -56,11 +56,11 @@ pub struct ReplayArgs {
         value_name = "NAMESPACE/NAME",
         default_value = "warrant-system/warrant"
     )]
-    pub warrant_service_account: Vec<String>,
+    pub(crate) warrant_service_account: Vec<String>,
 }
 
 /// Loads and builds the chain of a configuration file, printing its errors.
-pub fn chain_of(path: &Path) -> Result<Chain, ExitStatus> {
+pub(crate) fn chain_of(path: &Path) -> Result<Chain, ExitStatus> {
     let loaded = crate::config::load_file(path).map_err(|errors| {
         for e in errors.iter() {
             eprintln!("{e}");

@@ -45,32 +45,32 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
     /// Serving certificate (PEM); reloaded on change. Default: generated into --state-dir.
     #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
-    pub tls_cert_file: Option<PathBuf>,
+    pub(crate) tls_cert_file: Option<PathBuf>,
     /// Serving private key (PEM); reloaded on change.
     #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
-    pub tls_private_key_file: Option<PathBuf>,
+    pub(crate) tls_private_key_file: Option<PathBuf>,
     /// Require and verify client certificates signed by this CA bundle. Default with a
     /// generated serving certificate: the generated CA.
     #[arg(long, value_name = "FILE")]
-    pub client_ca_file: Option<PathBuf>,
+    pub(crate) client_ca_file: Option<PathBuf>,
     /// Accept bearer tokens from this file (kube-apiserver static token CSV:
     /// token,user,uid,"group1,group2").
     #[arg(long, value_name = "FILE")]
-    pub token_auth_file: Option<PathBuf>,
+    pub(crate) token_auth_file: Option<PathBuf>,
     /// Where generated certificates and the kubeconfig are kept.
     #[arg(long, default_value = ".warrant", value_name = "DIR")]
-    pub state_dir: PathBuf,
+    pub(crate) state_dir: PathBuf,
     /// Also serve plain HTTP on this address; refused unless it is loopback.
     #[arg(long, value_name = "ADDR")]
     pub insecure_listen: Option<SocketAddr>,
     /// Audit records: a file path, `-` for standard output, or `none`.
     #[arg(long, default_value = "-", value_name = "PATH")]
-    pub audit_log: String,
+    pub(crate) audit_log: String,
     /// Replay these recorded reviews (warrant or kube-apiserver audit logs, SubjectAccessReview
     /// files) against every reloaded configuration and the one being served, and refuse the
     /// reload when a flip would deny a bootstrap identity (repeatable).
     #[arg(long, value_name = "INPUT")]
-    pub replay_on_reload: Vec<PathBuf>,
+    pub(crate) replay_on_reload: Vec<PathBuf>,
     /// warrant's own service account (`namespace/name`, repeatable), a bootstrap identity for
     /// --replay-on-reload.
     #[arg(
@@ -78,36 +78,36 @@ pub struct ServeArgs {
         value_name = "NAMESPACE/NAME",
         default_value = "warrant-system/warrant"
     )]
-    pub warrant_service_account: Vec<String>,
+    pub(crate) warrant_service_account: Vec<String>,
     /// Leave these keys of the user's `extra` out of audit records (repeatable, or
     /// comma-separated); a record that had any lists them under `extraRedacted`.
     #[arg(long, value_name = "KEY", num_args = 1.., value_delimiter = ',')]
     pub audit_redact_extra: Vec<String>,
     /// Operational log format (to standard error).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    pub(crate) log_format: LogFormat,
     /// Time budget of one review through the chain (Go duration).
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub review_timeout: String,
     /// How long in-flight requests may take to finish after SIGTERM (Go duration).
     #[arg(long, default_value = "30s", value_name = "DURATION")]
-    pub shutdown_grace_period: String,
+    pub(crate) shutdown_grace_period: String,
     /// Re-check the configuration and certificate files at least this often, besides
     /// watching them (Go duration).
     #[arg(long, default_value = "60s", value_name = "DURATION")]
-    pub file_check_interval: String,
+    pub(crate) file_check_interval: String,
     /// Most open connections; past it, new connections wait in the kernel's backlog.
     #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
     /// Request body bytes held in memory at once across all connections; past it a request is
     /// answered 429 with Retry-After.
     #[arg(long, default_value_t = 64 * 1024 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1024..))]
-    pub max_buffered_request_bytes: u64,
+    pub(crate) max_buffered_request_bytes: u64,
     /// Bytes each Webhook entry's verdict cache may hold (keys, reasons and bookkeeping); past
     /// it the least used verdicts are evicted. It holds at most 8192 verdicts either way, as
     /// kube-apiserver's, which has no flag for its cache size.
     #[arg(long, default_value_t = crate::authorizer::webhook::cache::DEFAULT_MAX_BYTES, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(65536..))]
-    pub webhook_cache_max_bytes: u64,
+    pub(crate) webhook_cache_max_bytes: u64,
     /// Close a connection that has had no request in flight this long (Go duration).
     #[arg(long, default_value = "120s", value_name = "DURATION")]
     pub idle_timeout: String,
@@ -122,7 +122,7 @@ pub struct ServeArgs {
 
 /// Why `warrant serve` could not start, by start-up step.
 #[derive(Debug, Error)]
-pub enum ServeError {
+pub(crate) enum ServeError {
     /// A duration flag is not a positive duration.
     #[error(transparent)]
     Flag(#[from] DurationFlagError),

@@ -27,7 +27,7 @@ use thiserror::Error;
 
 /// Why a suite could not run: a usage or configuration error, not a failing case.
 #[derive(Debug, Error)]
-pub enum SuiteError {
+pub(crate) enum SuiteError {
     /// The suite file cannot be read.
     #[error("{path}: cannot read: {source}")]
     Read {
@@ -94,7 +94,7 @@ pub enum SuiteError {
 
 /// Why a case describes no input.
 #[derive(Debug, Error)]
-pub enum CaseError {
+pub(crate) enum CaseError {
     /// `object` or `oldObject` is not a Kubernetes object.
     #[error("{0}: not a Kubernetes object (a mapping with metadata)")]
     NotAnObject(&'static str),

@@ -21,14 +21,14 @@ pub struct ValidateArgs {
     pub replay: Vec<PathBuf>,
     /// With --replay: any flip fails the file.
     #[arg(long, requires = "replay")]
-    pub fail_on_flip: bool,
+    pub(crate) fail_on_flip: bool,
     /// warrant's own service account (`namespace/name`, repeatable), a bootstrap identity.
     #[arg(
         long,
         value_name = "NAMESPACE/NAME",
         default_value = "warrant-system/warrant"
     )]
-    pub warrant_service_account: Vec<String>,
+    pub(crate) warrant_service_account: Vec<String>,
 }
 
 /// Validates each file, printing every error.

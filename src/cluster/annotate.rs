@@ -11,7 +11,7 @@ use thiserror::Error;
 use tokio::sync::OnceCell;
 
 /// The field manager warrant's patches are recorded under (`metadata.managedFields`).
-pub const FIELD_MANAGER: &str = "warrant";
+pub(crate) const FIELD_MANAGER: &str = "warrant";
 
 /// Why an annotation was not written.
 #[derive(Debug, Error)]
@@ -45,7 +45,7 @@ pub struct ObjectAddress<'a> {
 }
 
 /// Writes annotations through a client built on first use.
-pub struct Annotator {
+pub(crate) struct Annotator {
     source: Option<Source>,
     client: OnceCell<kube::Client>,
 }
@@ -70,7 +70,7 @@ impl Annotator {
     }
 
     /// Sets annotation `key` to `value` on the object, as warrant's own identity.
-    pub async fn annotate(
+    pub(crate) async fn annotate(
         &self,
         object: &ObjectAddress<'_>,
         key: &str,

@@ -15,17 +15,17 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// The annotation holding the bucket's tokens (a decimal number).
-pub const TOKENS_ANNOTATION: &str = "warrant.dev/rate-limit-tokens";
+pub(crate) const TOKENS_ANNOTATION: &str = "warrant.dev/rate-limit-tokens";
 /// The annotation holding when the tokens were counted (RFC 3339).
-pub const AT_ANNOTATION: &str = "warrant.dev/rate-limit-at";
+pub(crate) const AT_ANNOTATION: &str = "warrant.dev/rate-limit-at";
 /// The annotation naming the user the bucket counts (for operators; not read back).
-pub const USER_ANNOTATION: &str = "warrant.dev/rate-limit-user";
+pub(crate) const USER_ANNOTATION: &str = "warrant.dev/rate-limit-user";
 /// Attempts of one take before conflicts make it fail.
-pub const MAX_ATTEMPTS: u32 = 5;
+pub(crate) const MAX_ATTEMPTS: u32 = 5;
 
 /// Buckets kept as Leases in one namespace.
 #[derive(Debug, Clone)]
-pub struct LeaseBuckets {
+pub(crate) struct LeaseBuckets {
     api: Api<Lease>,
 }
 
@@ -114,7 +114,7 @@ impl ClusterBuckets for LeaseBuckets {
 /// `warrant-rl-` and 40 hex digits of a SHA-256 over the guard, the limit (index and settings,
 /// so that a changed limit starts a fresh bucket) and the user: a valid object name whatever
 /// the user name is.
-pub fn lease_name(key: &BucketKey) -> String {
+pub(crate) fn lease_name(key: &BucketKey) -> String {
     let l = &key.limit;
     let mut h = Sha256::new();
     for part in [

@@ -21,7 +21,7 @@ pub struct CacheOptions {
     /// When a failing watch makes the cache not ready.
     pub limits: Limits,
     /// The longest a live call (`remaining_objects`) may take.
-    pub api_timeout: Duration,
+    pub(crate) api_timeout: Duration,
 }
 
 impl Default for CacheOptions {
@@ -54,7 +54,7 @@ pub struct Snapshot {
     /// Objects held, by resource (empty when the index lock is poisoned).
     pub objects: Vec<(Resource, usize)>,
     /// Time since the last list or event, by resource (only those that had one).
-    pub ages: Vec<(Resource, Duration)>,
+    pub(crate) ages: Vec<(Resource, Duration)>,
 }
 
 /// The metadata cache of a cluster.
@@ -99,7 +99,7 @@ impl Cache {
 
     /// The chain needs the cluster and the client is being built; `error` is the last
     /// attempt's failure. The view is not ready meanwhile.
-    pub fn connecting(&self, error: Option<String>) {
+    pub(crate) fn connecting(&self, error: Option<String>) {
         if error.is_some() {
             self.counters.connect_error();
         }
@@ -110,7 +110,7 @@ impl Cache {
     }
 
     /// Keeps the client for live calls (the first one given stays).
-    pub fn set_client(&self, client: kube::Client) {
+    pub(crate) fn set_client(&self, client: kube::Client) {
         let _ = self.client.set(client);
     }
 
@@ -149,7 +149,7 @@ impl Cache {
     }
 
     /// Runs `f` with the interner.
-    pub fn intern<R>(&self, f: impl FnOnce(&mut Interner) -> R) -> R {
+    pub(crate) fn intern<R>(&self, f: impl FnOnce(&mut Interner) -> R) -> R {
         f(&mut lock(&self.interner))
     }
 

@@ -9,7 +9,7 @@ use thiserror::Error;
 
 /// The environment variable the kubelet sets in every pod (what client-go's
 /// `rest.InClusterConfig` looks for, with `KUBERNETES_SERVICE_PORT`).
-pub const SERVICE_HOST_ENV: &str = "KUBERNETES_SERVICE_HOST";
+pub(crate) const SERVICE_HOST_ENV: &str = "KUBERNETES_SERVICE_HOST";
 
 /// Where the client's configuration comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +42,10 @@ pub enum ConnectError {
 impl Source {
     /// `--kubeconfig` when given; else in-cluster when `service_host` (the value of
     /// [`SERVICE_HOST_ENV`]) is set and not empty; else none.
-    pub fn resolve(kubeconfig: Option<&Path>, service_host: Option<&OsStr>) -> Option<Source> {
+    pub(crate) fn resolve(
+        kubeconfig: Option<&Path>,
+        service_host: Option<&OsStr>,
+    ) -> Option<Source> {
         match (kubeconfig, service_host) {
             (Some(path), _) => Some(Source::Kubeconfig(path.to_path_buf())),
             (None, Some(host)) if !host.is_empty() => Some(Source::InCluster),
@@ -51,7 +54,7 @@ impl Source {
     }
 
     /// [`Source::resolve`] with this process's environment.
-    pub fn from_env(kubeconfig: Option<&Path>) -> Option<Source> {
+    pub(crate) fn from_env(kubeconfig: Option<&Path>) -> Option<Source> {
         Source::resolve(kubeconfig, std::env::var_os(SERVICE_HOST_ENV).as_deref())
     }
 

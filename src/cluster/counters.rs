@@ -7,7 +7,7 @@ use prometheus_client::metrics::family::Family;
 
 /// The `resource` label of the cache's families.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ResourceLabels {
+pub(crate) struct ResourceLabels {
     resource: &'static str,
 }
 
@@ -29,24 +29,24 @@ pub struct Counters {
 
 impl Counters {
     /// Counts one watch error of `resource`.
-    pub fn watch_error(&self, resource: Resource) {
+    pub(crate) fn watch_error(&self, resource: Resource) {
         self.watch_errors
             .get_or_create(&ResourceLabels::of(resource))
             .inc();
     }
 
     /// Counts one failed attempt to build the client.
-    pub fn connect_error(&self) {
+    pub(crate) fn connect_error(&self) {
         self.connect_errors.inc();
     }
 
     /// The watch-error family (shared handle), to register.
-    pub fn watch_errors(&self) -> Family<ResourceLabels, Counter> {
+    pub(crate) fn watch_errors(&self) -> Family<ResourceLabels, Counter> {
         self.watch_errors.clone()
     }
 
     /// The connect-error counter (shared handle), to register.
-    pub fn connect_errors(&self) -> Counter {
+    pub(crate) fn connect_errors(&self) -> Counter {
         self.connect_errors.clone()
     }
 }

@@ -37,7 +37,7 @@ struct VersionWire {
 }
 
 /// The resource a CRD defines, at its storage version when served, else its first served one.
-pub fn api_resource(crd: &Subject) -> Result<ApiResource, ViewError> {
+pub(crate) fn api_resource(crd: &Subject) -> Result<ApiResource, ViewError> {
     let name = crd.name();
     let wire = CrdWire::deserialize(crd.json()).map_err(|e| {
         ViewError::Api(format!(

@@ -41,7 +41,7 @@ pub struct Ingress {
     /// `metadata.labels`.
     pub labels: Labels,
     /// Backend Service names, sorted, without duplicates (interned).
-    pub backends: Box<[Arc<str>]>,
+    pub(crate) backends: Box<[Arc<str>]>,
 }
 
 /// A PersistentVolumeClaim: its labels, bound or not.
@@ -117,7 +117,7 @@ impl Index {
 
     /// Replaces the whole store of `resource` (a finished list) and returns the old one, to be
     /// dropped outside any lock.
-    pub fn install<B: Body>(&mut self, resource: Resource, store: Store<B>) -> Store<B> {
+    pub(crate) fn install<B: Body>(&mut self, resource: Resource, store: Store<B>) -> Store<B> {
         match B::store_mut(self, resource) {
             Some(slot) => std::mem::replace(slot, store),
             None => store,

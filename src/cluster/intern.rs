@@ -13,7 +13,7 @@ pub struct Interner {
 
 impl Interner {
     /// The shared copy of `s` (made on first use).
-    pub fn intern(&mut self, s: &str) -> Arc<str> {
+    pub(crate) fn intern(&mut self, s: &str) -> Arc<str> {
         if let Some(found) = self.strings.get(s) {
             return found.clone();
         }
@@ -23,7 +23,7 @@ impl Interner {
     }
 
     /// Drops every string only the interner still holds; returns how many.
-    pub fn sweep(&mut self) -> usize {
+    pub(crate) fn sweep(&mut self) -> usize {
         let before = self.strings.len();
         self.strings.retain(|s| Arc::strong_count(s) > 1);
         before - self.strings.len()

@@ -48,7 +48,7 @@ impl Labels {
     /// without a selector no endpoints (k8s.io/kubernetes
     /// pkg/controller/endpointslice/endpointslice_controller.go, `syncService`), and an empty
     /// selector map is stored as none.
-    pub fn selects(&self, labels: &Labels) -> bool {
+    pub(crate) fn selects(&self, labels: &Labels) -> bool {
         !self.is_empty()
             && self
                 .0

@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::sync::Arc;
 
 /// An object ready for the index: where it lives and what is kept of it.
-pub type Projected<B> = (Key, Object<B>);
+pub(crate) type Projected<B> = (Key, Object<B>);
 
 /// Key, UID and owner UIDs of `meta`; `None` without a name. A unique UID (a pod's) is not
 /// interned; one that children name (a workload's) is.

@@ -28,7 +28,7 @@ pub enum Resource {
 }
 
 /// The workload kinds, in the order the index keeps their stores.
-pub const WORKLOADS: [Resource; 6] = [
+pub(crate) const WORKLOADS: [Resource; 6] = [
     Resource::ReplicaSets,
     Resource::Deployments,
     Resource::StatefulSets,
@@ -104,14 +104,14 @@ impl Resource {
     }
 
     /// The resource a request's group and plural resource name, if the cache holds it.
-    pub fn from_group_resource(group: &str, resource: &str) -> Option<Resource> {
+    pub(crate) fn from_group_resource(group: &str, resource: &str) -> Option<Resource> {
         Resource::ALL
             .into_iter()
             .find(|r| r.group() == group && r.plural() == resource)
     }
 
     /// The resource of an object's group and kind, if the cache holds it.
-    pub fn from_group_kind(group: &str, kind: &str) -> Option<Resource> {
+    pub(crate) fn from_group_kind(group: &str, kind: &str) -> Option<Resource> {
         Resource::ALL
             .into_iter()
             .find(|r| r.group() == group && r.kind() == kind)
@@ -123,7 +123,7 @@ impl Resource {
     }
 
     /// This kind's position in [`WORKLOADS`], for a workload kind.
-    pub fn workload_slot(self) -> Option<usize> {
+    pub(crate) fn workload_slot(self) -> Option<usize> {
         WORKLOADS.iter().position(|w| *w == self)
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Errors that keep coming for this long make the watch not ready.
-    pub stale_after: Duration,
+    pub(crate) stale_after: Duration,
     /// A watch with no error for this long has recovered (a resumed watch reports nothing
     /// until an object changes). Longer than the watcher's longest backoff (30 s) plus a
     /// connect timeout (30 s).
@@ -66,7 +66,7 @@ impl WatchHealth {
     }
 
     /// Time since the last list or event.
-    pub fn age(&self, now: Instant) -> Option<Duration> {
+    pub(crate) fn age(&self, now: Instant) -> Option<Duration> {
         self.last_ok.map(|t| now.saturating_duration_since(t))
     }
 

@@ -100,13 +100,13 @@ impl<B> Store<B> {
     }
 
     /// The object `namespace/name` with the name as the store holds it.
-    pub fn get_entry(&self, namespace: &str, name: &str) -> Option<(&str, &Object<B>)> {
+    pub(crate) fn get_entry(&self, namespace: &str, name: &str) -> Option<(&str, &Object<B>)> {
         let (n, o) = self.objects.get(namespace)?.get_key_value(name)?;
         Some((n.as_ref(), o))
     }
 
     /// The objects of `namespace`, by name.
-    pub fn in_namespace<'a>(
+    pub(crate) fn in_namespace<'a>(
         &'a self,
         namespace: &str,
     ) -> impl Iterator<Item = (&'a str, &'a Object<B>)> + 'a {
@@ -117,7 +117,7 @@ impl<B> Store<B> {
     }
 
     /// The objects whose owner references name `uid`.
-    pub fn children(&self, uid: &str) -> &[Key] {
+    pub(crate) fn children(&self, uid: &str) -> &[Key] {
         self.children.get(uid).map(Vec::as_slice).unwrap_or(&[])
     }
 

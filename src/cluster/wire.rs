@@ -49,18 +49,18 @@ pub struct VolumeWire {
     pub name: Option<String>,
     /// `persistentVolumeClaim`.
     #[serde(default, rename = "persistentVolumeClaim")]
-    pub persistent_volume_claim: Option<ClaimSourceWire>,
+    pub(crate) persistent_volume_claim: Option<ClaimSourceWire>,
     /// `ephemeral` (its presence is what counts).
     #[serde(default)]
-    pub ephemeral: Option<IgnoredAny>,
+    pub(crate) ephemeral: Option<IgnoredAny>,
 }
 
 /// A `persistentVolumeClaim` volume source.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct ClaimSourceWire {
+pub(crate) struct ClaimSourceWire {
     /// `claimName`.
     #[serde(default, rename = "claimName")]
-    pub claim_name: Option<String>,
+    pub(crate) claim_name: Option<String>,
 }
 
 /// A `v1` Service: metadata, selector, type.
@@ -82,7 +82,7 @@ pub struct ServiceSpecWire {
     pub selector: Option<BTreeMap<String, String>>,
     /// `spec.type`.
     #[serde(default, rename = "type")]
-    pub type_: Option<String>,
+    pub(crate) type_: Option<String>,
 }
 
 /// A `networking.k8s.io/v1` Ingress: metadata and backends.
@@ -101,7 +101,7 @@ pub struct IngressWire {
 pub struct IngressSpecWire {
     /// `spec.defaultBackend`.
     #[serde(default, rename = "defaultBackend")]
-    pub default_backend: Option<BackendWire>,
+    pub(crate) default_backend: Option<BackendWire>,
     /// `spec.rules`.
     #[serde(default)]
     pub rules: Option<Vec<RuleWire>>,
@@ -160,7 +160,7 @@ pub struct ClaimWire {
 
 /// The part of a StatefulSet the index reads from a stored object: its claim templates.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct StatefulSetWire {
+pub(crate) struct StatefulSetWire {
     /// `spec`.
     #[serde(default)]
     pub spec: Option<StatefulSetSpecWire>,
@@ -168,15 +168,15 @@ pub struct StatefulSetWire {
 
 /// A StatefulSet's `spec`.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct StatefulSetSpecWire {
+pub(crate) struct StatefulSetSpecWire {
     /// `spec.volumeClaimTemplates`.
     #[serde(default, rename = "volumeClaimTemplates")]
-    pub volume_claim_templates: Option<Vec<TemplateWire>>,
+    pub(crate) volume_claim_templates: Option<Vec<TemplateWire>>,
 }
 
 /// One claim template: its metadata's name is what the claims are named after.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct TemplateWire {
+pub(crate) struct TemplateWire {
     /// `metadata`.
     #[serde(default)]
     pub metadata: Option<NameWire>,
@@ -184,7 +184,7 @@ pub struct TemplateWire {
 
 /// A `metadata` read for its name only.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct NameWire {
+pub(crate) struct NameWire {
     /// `name`.
     #[serde(default)]
     pub name: Option<String>,

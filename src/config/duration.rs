@@ -6,7 +6,7 @@ use thiserror::Error;
 
 /// Why a string is not a Go duration, worded as Go's `time.ParseDuration` words it.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum DurationError {
+pub(crate) enum DurationError {
     /// Not a duration at all (no number, a bad number, out of range).
     #[error("time: invalid duration {input:?}")]
     Invalid {
@@ -31,7 +31,7 @@ pub enum DurationError {
 
 /// A parsed Go duration, signed, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct GoDuration(i128);
+pub(crate) struct GoDuration(i128);
 
 impl GoDuration {
     /// Parses a Go duration string.
@@ -94,12 +94,12 @@ impl GoDuration {
     }
 
     /// Whether the duration is above zero.
-    pub fn is_positive(self) -> bool {
+    pub(crate) fn is_positive(self) -> bool {
         self.0 > 0
     }
 
     /// The duration when it is not negative.
-    pub fn to_std(self) -> Option<Duration> {
+    pub(crate) fn to_std(self) -> Option<Duration> {
         u64::try_from(self.0).ok().map(Duration::from_nanos)
     }
 }

@@ -148,7 +148,7 @@ pub struct ConfigErrors {
 
 impl ConfigErrors {
     /// Wraps a list; `None` when it is empty.
-    pub fn from_vec(mut errors: Vec<ConfigError>) -> Option<Self> {
+    pub(crate) fn from_vec(mut errors: Vec<ConfigError>) -> Option<Self> {
         if errors.is_empty() {
             return None;
         }

@@ -122,19 +122,19 @@ pub struct WebhookConfig {
     /// Per-attempt timeout (`timeout`, 0 < t <= 30s).
     pub timeout: Duration,
     /// How long allowed answers are cached (`authorizedTTL`, default 5m).
-    pub authorized_ttl: Duration,
+    pub(crate) authorized_ttl: Duration,
     /// How long denied and no-opinion answers are cached (`unauthorizedTTL`, default 30s).
-    pub unauthorized_ttl: Duration,
+    pub(crate) unauthorized_ttl: Duration,
     /// Whether allowed answers are cached (`cacheAuthorizedRequests`, default true).
-    pub cache_authorized: bool,
+    pub(crate) cache_authorized: bool,
     /// Whether denied and no-opinion answers are cached (`cacheUnauthorizedRequests`, default true).
-    pub cache_unauthorized: bool,
+    pub(crate) cache_unauthorized: bool,
     /// The version the review is sent in (`subjectAccessReviewVersion`).
     pub version: ApiVersion,
     /// The absolute path of the kubeconfig (`connectionInfo.kubeConfigFile`).
     pub kubeconfig: PathBuf,
     /// warrant.dev only (`singleFlight`, default true): identical concurrent misses share one call.
-    pub single_flight: bool,
+    pub(crate) single_flight: bool,
     /// warrant.dev only (`staleIfError`, default off): how long past its TTL a cached verdict may
     /// still be served when the downstream fails.
     pub stale_if_error: Option<Duration>,
@@ -142,7 +142,7 @@ pub struct WebhookConfig {
 
 impl AuthorizerSpec {
     /// The type of this entry.
-    pub fn authorizer_type(&self) -> AuthorizerType {
+    pub(crate) fn authorizer_type(&self) -> AuthorizerType {
         match self {
             AuthorizerSpec::AlwaysAllow => AuthorizerType::AlwaysAllow,
             AuthorizerSpec::AlwaysDeny => AuthorizerType::AlwaysDeny,

@@ -34,7 +34,7 @@ pub struct File {
 pub struct Authorizer {
     /// The authorizer type.
     #[serde(default, rename = "type")]
-    pub type_: Option<At<String>>,
+    pub(crate) type_: Option<At<String>>,
     /// The unique name.
     #[serde(default)]
     pub name: Option<At<String>>,
@@ -103,7 +103,7 @@ pub struct Rule {
 pub struct Conditions {
     /// `Fold` (default) or `ValidationRing`.
     #[serde(default)]
-    pub when_unsupported: Option<At<String>>,
+    pub(crate) when_unsupported: Option<At<String>>,
 }
 
 /// Upstream's `WebhookConfiguration`.
@@ -112,37 +112,37 @@ pub struct Conditions {
 pub struct Webhook {
     /// How long allowed answers are cached.
     #[serde(default, rename = "authorizedTTL")]
-    pub authorized_ttl: Option<At<String>>,
+    pub(crate) authorized_ttl: Option<At<String>>,
     /// Whether allowed answers are cached (1.34+).
     #[serde(default)]
-    pub cache_authorized_requests: Option<At<bool>>,
+    pub(crate) cache_authorized_requests: Option<At<bool>>,
     /// How long denied and no-opinion answers are cached.
     #[serde(default, rename = "unauthorizedTTL")]
-    pub unauthorized_ttl: Option<At<String>>,
+    pub(crate) unauthorized_ttl: Option<At<String>>,
     /// Whether denied and no-opinion answers are cached (1.34+).
     #[serde(default)]
-    pub cache_unauthorized_requests: Option<At<bool>>,
+    pub(crate) cache_unauthorized_requests: Option<At<bool>>,
     /// Per-attempt timeout.
     #[serde(default)]
     pub timeout: Option<At<String>>,
     /// `v1` or `v1beta1`.
     #[serde(default)]
-    pub subject_access_review_version: Option<At<String>>,
+    pub(crate) subject_access_review_version: Option<At<String>>,
     /// `v1`; required iff matchConditions are set.
     #[serde(default)]
-    pub match_condition_subject_access_review_version: Option<At<String>>,
+    pub(crate) match_condition_subject_access_review_version: Option<At<String>>,
     /// `Deny` or `NoOpinion`.
     #[serde(default)]
     pub failure_policy: Option<At<String>>,
     /// How to reach the webhook.
     #[serde(default)]
-    pub connection_info: Option<At<ConnectionInfo>>,
+    pub(crate) connection_info: Option<At<ConnectionInfo>>,
     /// CEL pre-filters.
     #[serde(default)]
     pub match_conditions: Option<At<Vec<At<MatchCondition>>>>,
     /// warrant.dev only: whether identical concurrent misses share one downstream call.
     #[serde(default)]
-    pub single_flight: Option<At<bool>>,
+    pub(crate) single_flight: Option<At<bool>>,
     /// warrant.dev only: how long past its TTL a cached verdict may be served when the
     /// downstream fails.
     #[serde(default)]
@@ -155,10 +155,10 @@ pub struct Webhook {
 pub struct ConnectionInfo {
     /// `KubeConfigFile` or `InClusterConfig`.
     #[serde(default, rename = "type")]
-    pub type_: Option<At<String>>,
+    pub(crate) type_: Option<At<String>>,
     /// Absolute path of the kubeconfig.
     #[serde(default)]
-    pub kube_config_file: Option<At<String>>,
+    pub(crate) kube_config_file: Option<At<String>>,
 }
 
 /// One CEL match condition.

@@ -32,7 +32,7 @@ impl FollowUp<'_> {
     }
 
     /// What its failure does to the answer.
-    pub fn on_failure(&self) -> OnFailure {
+    pub(crate) fn on_failure(&self) -> OnFailure {
         match self {
             FollowUp::RecordRequester(r) => r.on_failure,
         }
@@ -63,7 +63,7 @@ pub struct RecordRequester<'a> {
     pub recorded: Option<&'a str>,
     /// [`OnFailure::Refuse`] when the guard enforces and `requireConfirmation` is set (nobody
     /// could confirm a deletion of unknown origin).
-    pub on_failure: OnFailure,
+    pub(crate) on_failure: OnFailure,
 }
 
 impl RecordRequester<'_> {

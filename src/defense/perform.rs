@@ -37,14 +37,14 @@ pub enum FollowUpError {
 #[derive(Debug, Default)]
 pub struct FollowUps {
     /// Writes annotations as warrant's own identity.
-    pub annotator: Option<Arc<Annotator>>,
+    pub(crate) annotator: Option<Arc<Annotator>>,
     /// The defense's series.
     pub metrics: DefenseMetrics,
 }
 
 impl FollowUps {
     /// Performs every follow-up of `admission` in order before `deadline`; the answer to send.
-    pub async fn perform(&self, admission: Admission<'_>, deadline: Instant) -> Answer {
+    pub(crate) async fn perform(&self, admission: Admission<'_>, deadline: Instant) -> Answer {
         let Admission {
             mut answer,
             follow_ups,

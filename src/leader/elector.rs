@@ -21,7 +21,7 @@ use tokio::time::Instant;
 /// A receiver that is always true, for a replica without leader election (flag off, or no
 /// cluster), with its sender: keep the sender alive as long as the receiver is used, so that
 /// `changed()` waits instead of reporting a closed channel.
-pub fn always_leading() -> (watch::Sender<bool>, watch::Receiver<bool>) {
+pub(crate) fn always_leading() -> (watch::Sender<bool>, watch::Receiver<bool>) {
     watch::channel(true)
 }
 
@@ -35,7 +35,7 @@ struct Observed {
 
 /// One replica's side of the election.
 #[derive(Debug)]
-pub struct Elector {
+pub(crate) struct Elector {
     lock: LeaseLock,
     settings: ElectionSettings,
     metrics: LeaderMetrics,

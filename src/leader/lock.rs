@@ -47,7 +47,7 @@ impl LeaseLock {
     }
 
     /// `namespace/name`, for logs.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 

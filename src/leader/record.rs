@@ -10,20 +10,20 @@ use k8s_openapi::jiff::Timestamp;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ElectionRecord {
     /// The holder's identity; empty once released.
-    pub holder_identity: String,
+    pub(crate) holder_identity: String,
     /// How long the others must wait after the last change before taking over.
-    pub lease_duration_seconds: i32,
+    pub(crate) lease_duration_seconds: i32,
     /// When the holder acquired the Lease.
-    pub acquire_time: Option<Timestamp>,
+    pub(crate) acquire_time: Option<Timestamp>,
     /// When the holder last renewed it.
-    pub renew_time: Option<Timestamp>,
+    pub(crate) renew_time: Option<Timestamp>,
     /// How often the Lease has changed hands.
-    pub leader_transitions: i32,
+    pub(crate) leader_transitions: i32,
 }
 
 impl ElectionRecord {
     /// The record a Lease spec carries (absent fields read as empty or zero).
-    pub fn from_spec(spec: Option<&LeaseSpec>) -> Self {
+    pub(crate) fn from_spec(spec: Option<&LeaseSpec>) -> Self {
         let Some(spec) = spec else {
             return Self::default();
         };
@@ -37,7 +37,7 @@ impl ElectionRecord {
     }
 
     /// The Lease spec of this record.
-    pub fn to_spec(&self) -> LeaseSpec {
+    pub(crate) fn to_spec(&self) -> LeaseSpec {
         LeaseSpec {
             holder_identity: Some(self.holder_identity.clone()),
             lease_duration_seconds: Some(self.lease_duration_seconds),

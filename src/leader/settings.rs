@@ -6,17 +6,17 @@ use thiserror::Error;
 
 /// client-go's `JitterFactor`: each wait between attempts is the retry period stretched by up
 /// to this factor, and the renew deadline must exceed the retry period times it.
-pub const JITTER_FACTOR: f64 = 1.2;
+pub(crate) const JITTER_FACTOR: f64 = 1.2;
 
 /// The settings of one election.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElectionSettings {
     /// How long a Lease stays valid for the others after they last saw it change.
-    pub lease_duration: Duration,
+    pub(crate) lease_duration: Duration,
     /// How long the leader keeps trying to renew before it stops leading.
-    pub renew_deadline: Duration,
+    pub(crate) renew_deadline: Duration,
     /// The wait between attempts.
-    pub retry_period: Duration,
+    pub(crate) retry_period: Duration,
     /// The Lease's name.
     pub name: String,
     /// The Lease's namespace.
@@ -81,7 +81,7 @@ impl ElectionSettings {
     }
 
     /// `leaseDurationSeconds` as written to the Lease (whole seconds, as client-go truncates).
-    pub fn lease_seconds(&self) -> i32 {
+    pub(crate) fn lease_seconds(&self) -> i32 {
         i32::try_from(self.lease_duration.as_secs()).unwrap_or(i32::MAX)
     }
 }

@@ -22,7 +22,7 @@ pub struct ObjectContext {
     /// The object after the request (`UPDATE`), absent for `DELETE`.
     pub object: Option<Subject>,
     /// The stored object before the request.
-    pub old_object: Option<Subject>,
+    pub(crate) old_object: Option<Subject>,
     /// Whether the request is a dry run (nothing persists; no rate-limit token is spent).
     pub dry_run: bool,
     /// The cluster around the object.

@@ -56,7 +56,7 @@ impl Subject {
 
     /// `metadata.deletionTimestamp`: set once a deletion has begun and finalizers hold the
     /// object (it is Terminating).
-    pub fn deletion_timestamp(&self) -> Option<&str> {
+    pub(crate) fn deletion_timestamp(&self) -> Option<&str> {
         self.0
             .get("metadata")?
             .get("deletionTimestamp")?
@@ -65,7 +65,7 @@ impl Subject {
     }
 
     /// Whether `metadata.finalizers` lists `name`.
-    pub fn has_finalizer(&self, name: &str) -> bool {
+    pub(crate) fn has_finalizer(&self, name: &str) -> bool {
         self.0
             .get("metadata")
             .and_then(|m| m.get("finalizers"))

@@ -96,7 +96,7 @@ struct Annotations {
 }
 
 /// Whether a JSON object looks like an audit event.
-pub fn looks_like(v: &serde_json::Value) -> bool {
+pub(crate) fn looks_like(v: &serde_json::Value) -> bool {
     v.get("kind").and_then(|k| k.as_str()) == Some("Event")
         && v.get("apiVersion").and_then(|k| k.as_str()) == Some(API_VERSION)
 }

@@ -59,9 +59,9 @@ pub struct Options {
     /// Who counts as a bootstrap identity.
     pub bootstrap: Bootstrap,
     /// How the candidate is named in the report.
-    pub candidate_name: String,
+    pub(crate) candidate_name: String,
     /// How the baseline is named in the report (when there is a baseline chain).
-    pub baseline_name: String,
+    pub(crate) baseline_name: String,
     /// The time budget of one review (per chain).
     pub review_timeout: Duration,
 }

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use thiserror::Error;
 
 /// The longest line read (an audit event at level RequestResponse may carry whole objects).
-pub const MAX_LINE_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The largest JSON document read whole.
-pub const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// An input that cannot be read at all.
 #[derive(Debug, Error)]
@@ -37,7 +37,7 @@ pub struct InputError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineError {
     /// Where.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// What is wrong.
     pub message: String,
 }

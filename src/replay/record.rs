@@ -61,7 +61,7 @@ pub struct Recorded {
     /// The kind of input.
     pub source: Source,
     /// Where it was read.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Keys of the user's extra that the recorder left out (`--audit-redact-extra`): the replay
     /// cannot be exact for such a record.
     pub redacted: Vec<String>,
@@ -82,7 +82,7 @@ pub enum Skip {
 
 impl Skip {
     /// The phrase in text reports.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Skip::Stage => "audit events of other stages (RequestReceived, Panic)",
             Skip::Duplicate => "audit events of an auditID already replayed",

@@ -19,12 +19,12 @@ pub struct Totals {
     /// Replayed reviews whose answer changed.
     pub flipped: u64,
     /// Flips that would deny a bootstrap identity.
-    pub lockouts: u64,
+    pub(crate) lockouts: u64,
     /// kube-apiserver events the candidate had no opinion on: the API server's later
     /// authorizers answer those, so they count as unchanged.
-    pub deferred: u64,
+    pub(crate) deferred: u64,
     /// Reviews without a recorded answer and without a baseline to compare with.
-    pub unrecorded: u64,
+    pub(crate) unrecorded: u64,
     /// Replayed reviews whose recorder left extra keys out (`extraRedacted`): not exact.
     pub redacted: u64,
     /// Lines or documents that are no review.
@@ -38,7 +38,7 @@ pub struct Totals {
 #[serde(rename_all = "camelCase")]
 pub struct Example {
     /// `FILE:LINE`.
-    pub origin: String,
+    pub(crate) origin: String,
     /// When it was judged in the replay (RFC 3339).
     pub at: String,
     /// The verb.

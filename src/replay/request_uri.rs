@@ -10,7 +10,7 @@
 
 /// An escaped request URI split into its decoded path and its raw query.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestUri<'a> {
+pub(crate) struct RequestUri<'a> {
     /// The path, percent-decoded.
     pub path: String,
     /// The query after `?`, still escaped ("" when absent).
@@ -29,7 +29,7 @@ impl<'a> RequestUri<'a> {
 
     /// The first value of query parameter `key`, decoded as Go's `url.ParseQuery` decodes it
     /// (`+` is a space).
-    pub fn param(&self, key: &str) -> Option<String> {
+    pub(crate) fn param(&self, key: &str) -> Option<String> {
         self.query
             .split('&')
             .filter(|kv| !kv.is_empty())
@@ -68,7 +68,7 @@ fn percent_decode(s: &str, plus_is_space: bool) -> String {
 
 /// What a resource path says, as the request-info factory reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ResourcePath<'a> {
+pub(crate) struct ResourcePath<'a> {
     /// The namespace (`/namespaces/NS/...`; for the namespaces resource itself, the name).
     pub namespace: &'a str,
     /// The resource.
@@ -78,12 +78,12 @@ pub struct ResourcePath<'a> {
     /// The subresource, when the path has one.
     pub subresource: &'a str,
     /// The verb came from the path (`/watch/`, `/proxy/`): selectors are not authorized then.
-    pub verb_in_path: bool,
+    pub(crate) verb_in_path: bool,
 }
 
 /// The resource parts of a decoded path, or `None` when kube-apiserver treats it as a
 /// non-resource path (or cannot read it).
-pub fn resource_path(path: &str) -> Option<ResourcePath<'_>> {
+pub(crate) fn resource_path(path: &str) -> Option<ResourcePath<'_>> {
     let trimmed = path.trim_matches('/');
     let parts: Vec<&str> = if trimmed.is_empty() {
         Vec::new()

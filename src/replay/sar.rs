@@ -8,7 +8,7 @@ use crate::decision::Decision;
 use crate::review;
 
 /// Whether a JSON object looks like a SubjectAccessReview.
-pub fn looks_like(v: &serde_json::Value) -> bool {
+pub(crate) fn looks_like(v: &serde_json::Value) -> bool {
     v.get("kind").and_then(|k| k.as_str()) == Some("SubjectAccessReview")
 }
 

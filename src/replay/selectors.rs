@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 
 /// The field selector's requirements as the webhook sends them; `None` when the string does
 /// not parse or yields none.
-pub fn field_requirements(raw: &str) -> Option<Vec<FieldSelectorRequirement>> {
+pub(crate) fn field_requirements(raw: &str) -> Option<Vec<FieldSelectorRequirement>> {
     let mut terms = split_terms(raw);
     terms.sort_unstable();
     let mut out = Vec::with_capacity(terms.len());
@@ -89,7 +89,7 @@ fn unescape(s: &str) -> Option<String> {
 
 /// The label selector's requirements as the webhook sends them; `None` when the string does
 /// not parse or yields none.
-pub fn label_requirements(raw: &str) -> Option<Vec<LabelSelectorRequirement>> {
+pub(crate) fn label_requirements(raw: &str) -> Option<Vec<LabelSelectorRequirement>> {
     let mut parsed = Parser::new(raw)?.parse()?;
     parsed.sort_by(|a, b| a.key.cmp(&b.key));
     let out: Vec<_> = parsed

@@ -53,7 +53,7 @@ struct Step {
 }
 
 /// Whether a JSON object looks like one of warrant's audit records.
-pub fn looks_like(v: &serde_json::Value) -> bool {
+pub(crate) fn looks_like(v: &serde_json::Value) -> bool {
     v.get("authorizers").is_some() && v.get("decision").is_some()
 }
 

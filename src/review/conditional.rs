@@ -20,12 +20,12 @@ pub const CONDITIONAL_DECISION_TYPES: [&str; 5] =
 pub struct AuthorizationOptions {
     /// `handledDecisionTypes`, a set (order does not matter).
     #[serde(default)]
-    pub handled_decision_types: Vec<String>,
+    pub(crate) handled_decision_types: Vec<String>,
 }
 
 impl AuthorizationOptions {
     /// Whether the caller handles conditional decisions (all five decision types).
-    pub fn supports_conditions(&self) -> bool {
+    pub(crate) fn supports_conditions(&self) -> bool {
         CONDITIONAL_DECISION_TYPES
             .iter()
             .all(|t| self.handled_decision_types.iter().any(|h| h == t))
@@ -91,7 +91,7 @@ pub struct Condition {
     pub condition: String,
     /// The condition language, a domain-prefixed label key.
     #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
-    pub condition_type: String,
+    pub(crate) condition_type: String,
     /// A human description, shown in errors.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
@@ -103,13 +103,13 @@ pub struct Condition {
 pub struct ConditionsMap {
     /// A true or erroring Deny condition denies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub deny_conditions: Vec<Condition>,
+    pub(crate) deny_conditions: Vec<Condition>,
     /// A true or erroring NoOpinion condition gives NoOpinion.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub no_opinion_conditions: Vec<Condition>,
+    pub(crate) no_opinion_conditions: Vec<Condition>,
     /// A true Allow condition allows (an erroring one is ignored).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow_conditions: Vec<Condition>,
+    pub(crate) allow_conditions: Vec<Condition>,
 }
 
 impl ConditionsMap {
@@ -129,7 +129,7 @@ impl ConditionsMap {
 #[serde(rename_all = "camelCase")]
 pub struct NamedDecision {
     /// The authorizer's name, stable over time.
-    pub authorizer_name: String,
+    pub(crate) authorizer_name: String,
     /// Its decision.
     pub decision: ConditionsAwareDecision,
 }
@@ -140,19 +140,19 @@ pub struct NamedDecision {
 pub struct ConditionsAwareDecision {
     /// The discriminator.
     #[serde(rename = "type")]
-    pub decision_type: DecisionType,
+    pub(crate) decision_type: DecisionType,
     /// Set when `type` is Deny.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deny: Option<UnconditionalDecision>,
     /// Set when `type` is NoOpinion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub no_opinion: Option<UnconditionalDecision>,
+    pub(crate) no_opinion: Option<UnconditionalDecision>,
     /// Set when `type` is Allow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow: Option<UnconditionalDecision>,
     /// Set when `type` is ConditionsMap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conditions_map: Option<ConditionsMap>,
+    pub(crate) conditions_map: Option<ConditionsMap>,
     /// Set (non-empty) when `type` is Union.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub union: Vec<NamedDecision>,
@@ -191,7 +191,7 @@ impl ConditionsAwareDecision {
     }
 
     /// An unconditional NoOpinion.
-    pub fn no_opinion(reason: &str, error: &str) -> Self {
+    pub(crate) fn no_opinion(reason: &str, error: &str) -> Self {
         Self::unconditional(DecisionType::NoOpinion, reason, error)
     }
 
@@ -239,7 +239,7 @@ pub struct Outcomes {
     /// It may deny.
     pub deny: bool,
     /// It may have no opinion.
-    pub no_opinion: bool,
+    pub(crate) no_opinion: bool,
 }
 
 impl Outcomes {
@@ -303,7 +303,7 @@ impl ConditionsAwareDecision {
 
     /// Whether the decision's tree holds an unconditional Allow or Deny leaf
     /// (`ContainsUnconditionalAllowOrDeny`): a chain stops at such a decision.
-    pub fn contains_unconditional(&self) -> bool {
+    pub(crate) fn contains_unconditional(&self) -> bool {
         match self.decision_type {
             DecisionType::Allow | DecisionType::Deny => true,
             DecisionType::Union => self
@@ -315,7 +315,7 @@ impl ConditionsAwareDecision {
     }
 
     /// Whether this is an Allow, Deny or NoOpinion.
-    pub fn is_unconditional(&self) -> bool {
+    pub(crate) fn is_unconditional(&self) -> bool {
         matches!(
             self.decision_type,
             DecisionType::Allow | DecisionType::Deny | DecisionType::NoOpinion
@@ -324,7 +324,7 @@ impl ConditionsAwareDecision {
 
     /// The decision to fail closed to (`FailureDecision`): Deny when Deny is possible, else
     /// NoOpinion.
-    pub fn failure_type(&self) -> DecisionType {
+    pub(crate) fn failure_type(&self) -> DecisionType {
         if self.outcomes().deny {
             DecisionType::Deny
         } else {

@@ -7,15 +7,15 @@ use super::conditional::{Condition, ConditionsMap};
 use thiserror::Error;
 
 /// At most this many conditions in one map, all effects together.
-pub const MAX_CONDITIONS_PER_MAP: usize = 128;
+pub(crate) const MAX_CONDITIONS_PER_MAP: usize = 128;
 /// A condition's text is at most this many bytes.
-pub const MAX_CONDITION_BYTES: usize = 10240;
+pub(crate) const MAX_CONDITION_BYTES: usize = 10240;
 /// A condition's description is at most this many bytes.
-pub const MAX_DESCRIPTION_BYTES: usize = 1024;
+pub(crate) const MAX_DESCRIPTION_BYTES: usize = 1024;
 
 /// Why a condition or map breaks a limit.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum LimitError {
+pub(crate) enum LimitError {
     /// The id (or type) is not a domain-prefixed label key.
     #[error("{field} {value:?} is not a domain-prefixed label key ({why})")]
     NotPrefixedKey {
@@ -55,7 +55,7 @@ pub enum LimitError {
 }
 
 /// Checks `key` as `IsDomainPrefixedKey` does (a DNS-1123 subdomain, `/`, a label-key name).
-pub fn check_prefixed_key(field: &'static str, key: &str) -> Result<(), LimitError> {
+pub(crate) fn check_prefixed_key(field: &'static str, key: &str) -> Result<(), LimitError> {
     let bad = |why| LimitError::NotPrefixedKey {
         field,
         value: key.to_owned(),
@@ -102,7 +102,7 @@ pub fn check_prefixed_key(field: &'static str, key: &str) -> Result<(), LimitErr
 
 /// Whether `name` is a DNS-1123 subdomain (`IsDNS1123Subdomain`): at most 253 characters of
 /// dot-separated lowercase labels, each alphanumeric at both ends (the names of a union).
-pub fn is_dns1123_subdomain(name: &str) -> bool {
+pub(crate) fn is_dns1123_subdomain(name: &str) -> bool {
     let label_ok = |l: &str| {
         !l.is_empty()
             && l.bytes()
@@ -114,7 +114,7 @@ pub fn is_dns1123_subdomain(name: &str) -> bool {
 }
 
 /// Checks one condition: its id and type, and the sizes of its text and description.
-pub fn check_condition(c: &Condition) -> Result<(), LimitError> {
+pub(crate) fn check_condition(c: &Condition) -> Result<(), LimitError> {
     check_prefixed_key("id", &c.id)?;
     if !c.condition_type.is_empty() {
         // The API server's own type (authorizer.kubernetes.io/cel) is the one reserved domain a
@@ -141,7 +141,7 @@ pub fn check_condition(c: &Condition) -> Result<(), LimitError> {
 }
 
 /// Checks a whole map: each condition, unique ids, at most [`MAX_CONDITIONS_PER_MAP`].
-pub fn check_map(m: &ConditionsMap) -> Result<(), LimitError> {
+pub(crate) fn check_map(m: &ConditionsMap) -> Result<(), LimitError> {
     if m.len() > MAX_CONDITIONS_PER_MAP {
         return Err(LimitError::TooMany(m.len()));
     }

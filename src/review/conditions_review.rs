@@ -11,9 +11,9 @@ use serde_json::Value;
 use thiserror::Error;
 
 /// The group and version of the review.
-pub const CONDITIONS_REVIEW_API_VERSION: &str = "authorization.k8s.io/v1alpha1";
+pub(crate) const CONDITIONS_REVIEW_API_VERSION: &str = "authorization.k8s.io/v1alpha1";
 /// Its kind.
-pub const CONDITIONS_REVIEW_KIND: &str = "AuthorizationConditionsReview";
+pub(crate) const CONDITIONS_REVIEW_KIND: &str = "AuthorizationConditionsReview";
 
 /// Why a body is not a usable conditions review.
 #[derive(Debug, Error)]
@@ -55,17 +55,18 @@ struct WireRequest {
 /// One decoded conditions review: the decision to evaluate and the admission request (kept as
 /// JSON: conditions may read any field of the objects).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConditionsReview {
+pub(crate) struct ConditionsReview {
     /// The decision warrant authored at authorization time.
     pub decision: ConditionsAwareDecision,
     /// `admissionRequest`, a JSON object with a `uid`.
-    pub admission_request: Value,
+    pub(crate) admission_request: Value,
     /// Its uid, echoed in the response.
     pub uid: String,
 }
 
 impl ConditionsReview {
     /// A field of the admission request (`object`, `oldObject`...), `None` when absent or null.
+    #[cfg(test)]
     pub fn field(&self, name: &str) -> Option<&Value> {
         self.admission_request.get(name).filter(|v| !v.is_null())
     }
@@ -73,7 +74,7 @@ impl ConditionsReview {
 
 /// Whether a body's `kind` is `AuthorizationConditionsReview` (kube-apiserver may send both
 /// review kinds to one endpoint, told apart by TypeMeta).
-pub fn is_conditions_review(body: &[u8]) -> bool {
+pub(crate) fn is_conditions_review(body: &[u8]) -> bool {
     #[derive(Deserialize)]
     struct Kind {
         #[serde(default)]
@@ -86,7 +87,9 @@ pub fn is_conditions_review(body: &[u8]) -> bool {
 }
 
 /// Decodes a conditions review.
-pub fn decode_conditions_review(body: &[u8]) -> Result<ConditionsReview, ConditionsReviewError> {
+pub(crate) fn decode_conditions_review(
+    body: &[u8],
+) -> Result<ConditionsReview, ConditionsReviewError> {
     refuse_array(body, "an AuthorizationConditionsReview object")
         .map_err(ConditionsReviewError::Invalid)?;
     let envelope: Envelope =
@@ -138,7 +141,7 @@ struct WireResponse<'a> {
 }
 
 /// Encodes the answer: `response.uid` echoes the request, `response.decision` is unconditional.
-pub fn encode_conditions_response(uid: &str, decision: &ConditionsAwareDecision) -> Vec<u8> {
+pub(crate) fn encode_conditions_response(uid: &str, decision: &ConditionsAwareDecision) -> Vec<u8> {
     let envelope = ResponseEnvelope {
         api_version: CONDITIONS_REVIEW_API_VERSION,
         kind: CONDITIONS_REVIEW_KIND,

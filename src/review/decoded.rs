@@ -54,7 +54,7 @@ impl Review {
     }
 
     /// The same review with `spec.authorizationOptions` (v1 only; v1beta1 has no such field).
-    pub fn with_options(mut self, options: Option<AuthorizationOptions>) -> Self {
+    pub(crate) fn with_options(mut self, options: Option<AuthorizationOptions>) -> Self {
         self.options = options.filter(|_| self.version == ApiVersion::V1);
         self
     }
@@ -66,7 +66,7 @@ impl Review {
 
     /// Whether the caller handles conditional decisions (KEP-5681): a v1 review whose
     /// `handledDecisionTypes` include all of Allow, Deny, NoOpinion, ConditionsMap and Union.
-    pub fn supports_conditions(&self) -> bool {
+    pub(crate) fn supports_conditions(&self) -> bool {
         self.options
             .as_ref()
             .is_some_and(AuthorizationOptions::supports_conditions)

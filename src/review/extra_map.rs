@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The decoded `extra`: keys to values.
-pub type Extra = BTreeMap<String, Vec<String>>;
+pub(crate) type Extra = BTreeMap<String, Vec<String>>;
 
 struct ExtraVisitor;
 

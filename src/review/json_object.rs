@@ -9,7 +9,7 @@ use serde::de::{Error as _, Unexpected};
 
 /// An error when `json` (leading whitespace allowed) is an array: `invalid type: sequence,
 /// expected <expected>`, as serde words a type mismatch.
-pub fn refuse_array(json: &[u8], expected: &'static str) -> Result<(), serde_json::Error> {
+pub(crate) fn refuse_array(json: &[u8], expected: &'static str) -> Result<(), serde_json::Error> {
     match json.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'[') => Err(serde_json::Error::invalid_type(Unexpected::Seq, &expected)),
         _ => Ok(()),

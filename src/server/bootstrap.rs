@@ -14,7 +14,7 @@ use thiserror::Error;
 
 /// Why the state directory could not be prepared.
 #[derive(Debug, Error)]
-pub enum BootstrapError {
+pub(crate) enum BootstrapError {
     /// A file or directory could not be written or read.
     #[error("state directory {path}: {source}")]
     Io {
@@ -30,19 +30,19 @@ pub enum BootstrapError {
 
 /// The files of a prepared state directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StateFiles {
+pub(crate) struct StateFiles {
     /// The directory.
     pub dir: PathBuf,
     /// CA certificate (trust anchor for the serving cert, and the client CA).
-    pub ca_cert: PathBuf,
+    pub(crate) ca_cert: PathBuf,
     /// Serving certificate.
-    pub serving_cert: PathBuf,
+    pub(crate) serving_cert: PathBuf,
     /// Serving key.
-    pub serving_key: PathBuf,
+    pub(crate) serving_key: PathBuf,
     /// Client certificate for callers.
-    pub client_cert: PathBuf,
+    pub(crate) client_cert: PathBuf,
     /// Client key.
-    pub client_key: PathBuf,
+    pub(crate) client_key: PathBuf,
     /// A kubeconfig that reaches warrant with the client certificate.
     pub kubeconfig: PathBuf,
 }
@@ -100,7 +100,7 @@ fn validity(params: &mut CertificateParams, days: i64) {
 
 /// Prepares `dir`: reuses the certificates already there, or generates all of them. The
 /// kubeconfig is (re)written each time so that it names the current listen address.
-pub fn prepare(dir: &Path, listen: SocketAddr) -> Result<StateFiles, BootstrapError> {
+pub(crate) fn prepare(dir: &Path, listen: SocketAddr) -> Result<StateFiles, BootstrapError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let dir = std::fs::canonicalize(dir).map_err(io_err(dir))?;
     let files = StateFiles::in_dir(&dir);

@@ -176,7 +176,7 @@ pub enum Caller {
 
 impl CallerAuth {
     /// Whether any caller authentication is configured.
-    pub fn is_required(&self) -> bool {
+    pub(crate) fn is_required(&self) -> bool {
         self.client_certificates || self.tokens.is_some()
     }
 
@@ -196,7 +196,7 @@ impl CallerAuth {
     /// be presented: bearer tokens apply when a token file is configured; with client
     /// certificates required and no token file the caller is refused; with no caller
     /// authentication configured at all a local caller is trusted.
-    pub fn authenticate_plain(&self, authorization: Option<&str>) -> Option<Caller> {
+    pub(crate) fn authenticate_plain(&self, authorization: Option<&str>) -> Option<Caller> {
         match &self.tokens {
             // Client certificates are required on TLS, and none can be shown here: refuse.
             None if self.client_certificates => None,

@@ -16,7 +16,7 @@ const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// A stream whose first bytes were read ahead and are replayed first.
 #[derive(Debug)]
-pub struct Prefixed<I> {
+pub(crate) struct Prefixed<I> {
     head: Vec<u8>,
     pos: usize,
     inner: I,
@@ -24,7 +24,7 @@ pub struct Prefixed<I> {
 
 /// Why a connection was dropped before HTTP started.
 #[derive(Debug, thiserror::Error)]
-pub enum PrefaceError {
+pub(crate) enum PrefaceError {
     /// Nothing decisive arrived in time.
     #[error("no request bytes within {0:?}")]
     Timeout(Duration),
@@ -34,7 +34,7 @@ pub enum PrefaceError {
 }
 
 /// Reads until HTTP/1 and HTTP/2 can be told apart, within `timeout`.
-pub async fn read_ahead<I: AsyncRead + Unpin>(
+pub(crate) async fn read_ahead<I: AsyncRead + Unpin>(
     mut inner: I,
     timeout: Duration,
 ) -> Result<Prefixed<I>, PrefaceError> {

@@ -96,7 +96,7 @@ impl Rejection {
     }
 
     /// The response for this rejection.
-    pub fn into_response(self) -> Response<Full<Bytes>> {
+    pub(crate) fn into_response(self) -> Response<Full<Bytes>> {
         let (code, reason) = self.code();
         let allow = match &self {
             Rejection::MethodNotAllowed { allow, .. } => Some(*allow),

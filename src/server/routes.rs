@@ -26,17 +26,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The largest SubjectAccessReview body accepted (1 MiB).
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The largest AdmissionReview body accepted (8 MiB). An UPDATE carries the object twice, new
 /// and stored: the new one is bounded by kube-apiserver's request body limit (3 MiB,
 /// `MaxRequestBodyBytes` in `k8s.io/apiserver/pkg/server/config.go`), the stored one by the same
 /// limit when it was written; 2 MiB more cover the envelope. A smaller limit would refuse (and,
 /// with `failurePolicy: Fail`, block) updates of large objects such as CustomResourceDefinitions.
-pub const MAX_ADMISSION_BODY_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_ADMISSION_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// How long a client may take to send the body after its headers.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Everything a request needs, shared by all connections.
 #[derive(Debug)]
@@ -67,7 +67,7 @@ pub struct AppState {
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionInfo {
     /// A client certificate was presented and verified during the handshake.
-    pub verified_cert: bool,
+    pub(crate) verified_cert: bool,
     /// The connection is the plain-HTTP loopback listener.
     pub insecure: bool,
 }

@@ -9,7 +9,7 @@
 
 mod expiry;
 
-pub use expiry::CertificateExpiry;
+pub(crate) use expiry::CertificateExpiry;
 
 use crate::file_watch::{FileWatch, WatchTiming};
 use arc_swap::ArcSwap;
@@ -232,7 +232,7 @@ impl ReloadingTls {
 
     /// Exports the presented certificate's expiry through `expiry` (now and after every
     /// reload).
-    pub fn with_expiry(mut self, expiry: CertificateExpiry) -> Self {
+    pub(crate) fn with_expiry(mut self, expiry: CertificateExpiry) -> Self {
         let raw = self.last_raw.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(cert_pem) = raw.first() {
             observe_leaf(&expiry, cert_pem);

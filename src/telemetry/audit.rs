@@ -27,7 +27,7 @@ mod writer;
 use queue::Queue;
 
 /// How many records may wait for the writer.
-pub const QUEUE_CAPACITY: usize = 65_536;
+pub(crate) const QUEUE_CAPACITY: usize = 65_536;
 
 /// One authorizer consulted, as audit records and `warrant check -o json` show it.
 #[derive(Debug, Serialize)]
@@ -37,7 +37,7 @@ pub struct StepRecord<'a> {
     pub authorizer: &'a str,
     /// Its type.
     #[serde(rename = "type")]
-    pub authorizer_type: &'static str,
+    pub(crate) authorizer_type: &'static str,
     /// The decision it contributed (after failure policy).
     pub decision: &'static str,
     /// The rule that decided inside it, if any.
@@ -56,17 +56,17 @@ pub struct StepRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<&'static str>,
     /// How long it took, in seconds.
-    pub latency_seconds: f64,
+    pub(crate) latency_seconds: f64,
     /// `Observe` for an authorizer in shadow mode (absent when it enforces).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<&'static str>,
     /// In shadow mode: what it would have contributed had it been enforced (`decision` is then
     /// always NoOpinion).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub would_have: Option<&'static str>,
+    pub(crate) would_have: Option<&'static str>,
     /// The rules in shadow mode that matched (or failed) inside it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub shadow_rules: Vec<ShadowRecord<'a>>,
+    pub(crate) shadow_rules: Vec<ShadowRecord<'a>>,
     /// What the authorizer's type adds (the deletion guard's assessment under `guard`: code,
     /// `OBSERVED_<CODE>` in Observe mode, mode, risk score and level, protection, reasons).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -76,12 +76,12 @@ pub struct StepRecord<'a> {
 /// A rule in shadow mode that matched (or failed), as audit records show it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ShadowRecord<'a> {
+pub(crate) struct ShadowRecord<'a> {
     /// The rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<&'a str>,
     /// What it would have answered (`Allow`, `Deny`), or `Error`.
-    pub would_have: &'static str,
+    pub(crate) would_have: &'static str,
     /// Its message.
     pub message: &'a str,
     /// Its code, if any.
@@ -179,7 +179,7 @@ pub struct ConditionRecord<'a> {
 }
 
 /// The conditions of `d`, depth first, in the order kube-apiserver would visit them.
-pub fn condition_records(d: &ConditionsAwareDecision) -> Vec<ConditionRecord<'_>> {
+pub(crate) fn condition_records(d: &ConditionsAwareDecision) -> Vec<ConditionRecord<'_>> {
     fn walk<'a>(path: &str, d: &'a ConditionsAwareDecision, out: &mut Vec<ConditionRecord<'a>>) {
         if let Some(map) = &d.conditions_map {
             let groups = [
@@ -253,7 +253,7 @@ pub struct AuditRecord<'a> {
     pub resource_attributes: Option<&'a ResourceAttributes>,
     /// The attributes of a non-resource request.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub non_resource_attributes: Option<&'a NonResourceAttributes>,
+    pub(crate) non_resource_attributes: Option<&'a NonResourceAttributes>,
     /// Every authorizer consulted, in order.
     pub authorizers: Vec<StepRecord<'a>>,
     /// The final decision (`Conditional` when the answer is a conditional decision; for an
@@ -279,10 +279,10 @@ pub struct AuditRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evaluation_error: Option<String>,
     /// Whole-chain latency in seconds.
-    pub latency_seconds: f64,
+    pub(crate) latency_seconds: f64,
     /// The hash of the configuration that answered.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub config_hash: Option<&'a str>,
+    pub(crate) config_hash: Option<&'a str>,
 }
 
 impl<'a> AuditRecord<'a> {
@@ -358,7 +358,7 @@ impl<'a> AuditRecord<'a> {
     /// The record of one answered AuthorizationConditionsReview (`"stage": "conditions"`):
     /// `input` is its admission request mapped onto a review, `decision` the decision it asked
     /// to evaluate (its conditions are listed) and `outcome` what warrant answered.
-    pub fn conditions_review(
+    pub(crate) fn conditions_review(
         input: &'a Input,
         decision: &'a ConditionsAwareDecision,
         outcome: &'a ConditionsAwareDecision,
@@ -398,7 +398,7 @@ impl<'a> AuditRecord<'a> {
 }
 
 /// The `decision` of a record whose answer was a conditional decision.
-pub const CONDITIONAL: &str = "Conditional";
+pub(crate) const CONDITIONAL: &str = "Conditional";
 
 /// Removes `keys` from the record's `extra` (dropping `extra` when nothing is left) and lists
 /// the removed ones, sorted, under `extraRedacted`.
@@ -496,7 +496,7 @@ impl AuditSink {
 
     /// Queues one record of another stage (the buffer ring's, `"stage": "buffer"`); never
     /// blocks. The record carries no user `extra`, so nothing is redacted.
-    pub fn write_other(&self, record: &impl Serialize) {
+    pub(crate) fn write_other(&self, record: &impl Serialize) {
         if self.tx.is_none() {
             return;
         }
@@ -537,14 +537,14 @@ impl AuditSink {
 
     /// Reopens the audit file at its path before the next write (SIGHUP; a rotation by `mv`
     /// or `rm` is followed anyway within a second). Nothing for standard output.
-    pub fn reopen(&self) {
+    pub(crate) fn reopen(&self) {
         if let Some(tx) = &self.tx {
             tx.request_reopen();
         }
     }
 
     /// Whether records are written anywhere.
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.tx.is_some()
     }
 }

@@ -5,7 +5,7 @@ use tracing_subscriber::EnvFilter;
 
 /// The log line format (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     /// Human-readable text.
     Text,
     /// One JSON object per line.
@@ -13,7 +13,7 @@ pub enum LogFormat {
 }
 
 /// Installs the global subscriber. Calling it twice is harmless (the second call does nothing).
-pub fn init(format: LogFormat) {
+pub(crate) fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -23,7 +23,7 @@ use std::time::Duration;
 pub use crate::authorizer::metrics::LATENCY_BUCKETS;
 
 /// The OpenMetrics content type `/metrics` answers with.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
@@ -181,13 +181,13 @@ impl Metrics {
 
     /// The gauge of open connections (the server raises it when a connection is accepted and
     /// lowers it when the connection closes).
-    pub fn open_connections(&self) -> &Gauge {
+    pub(crate) fn open_connections(&self) -> &Gauge {
         &self.open_connections
     }
 
     /// Records one chain answer's result and latency. Each entry of the chain recorded its own
     /// step while it ran (through the handles it resolved from [`Metrics::families`]).
-    pub fn record_answer(&self, answer: &Answer, elapsed: Duration) {
+    pub(crate) fn record_answer(&self, answer: &Answer, elapsed: Duration) {
         // As upstream's `authorization_attempts_total`: an error wins over denied/no-opinion.
         let result = match answer.decision {
             // As the API server's own filter labels a conditionally authorized request.
@@ -205,7 +205,7 @@ impl Metrics {
     }
 
     /// Records one answered AuthorizationConditionsReview by its (unconditional) result.
-    pub fn record_conditions_evaluation(
+    pub(crate) fn record_conditions_evaluation(
         &self,
         decision: crate::review::DecisionType,
         _elapsed: Duration,

@@ -31,7 +31,7 @@ pub struct Step {
     /// Which authorizer.
     pub authorizer: AuthorizerName,
     /// Its type.
-    pub authorizer_type: AuthorizerType,
+    pub(crate) authorizer_type: AuthorizerType,
     /// What it did.
     pub outcome: StepOutcome,
     /// How long it took, matchConditions included.
@@ -55,13 +55,13 @@ impl Step {
 
     /// Whether the step ran in shadow mode and was evaluated (not excluded by its
     /// matchConditions): its would-be answer is recorded.
-    pub fn is_shadow(&self) -> bool {
+    pub(crate) fn is_shadow(&self) -> bool {
         self.mode.is_observe() && !matches!(self.outcome, StepOutcome::Excluded)
     }
 
     /// The decision this step's outcome gives after failure policy, whatever the mode: in shadow
     /// mode, what enforcing it would have contributed (`wouldHave`).
-    pub fn would_have(&self) -> Decision {
+    pub(crate) fn would_have(&self) -> Decision {
         match &self.outcome {
             StepOutcome::Verdict(v) => v.decision,
             StepOutcome::Excluded => Decision::NoOpinion,

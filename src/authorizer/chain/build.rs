@@ -27,11 +27,11 @@ pub struct BuildContext<'a> {
     /// The retry schedule of webhook authorizers (upstream's unless a test changed it).
     pub webhook_backoff: Backoff,
     /// The byte bound of each webhook's verdict cache (`--webhook-cache-max-bytes`).
-    pub webhook_cache: CacheBytes,
+    pub(crate) webhook_cache: CacheBytes,
     /// The chain being replaced, if any.
-    pub previous: Option<&'a Chain>,
+    pub(crate) previous: Option<&'a Chain>,
     /// Where `scope: Cluster` rate limits keep their buckets (none without a cluster).
-    pub cluster_buckets: Option<Arc<dyn ClusterBuckets>>,
+    pub(crate) cluster_buckets: Option<Arc<dyn ClusterBuckets>>,
 }
 
 /// The state a build collects for the chain: its webhooks' and its guards'.
@@ -50,7 +50,7 @@ impl Chain {
 
     /// Builds the chain a validated configuration describes, carrying webhook state over from
     /// `ctx.previous` where it still applies.
-    pub fn build_in(config: &Config, ctx: &BuildContext<'_>) -> Result<Self, BuildError> {
+    pub(crate) fn build_in(config: &Config, ctx: &BuildContext<'_>) -> Result<Self, BuildError> {
         let mut collected = Collected::default();
         let entries = config
             .authorizers

@@ -15,7 +15,7 @@ impl Chain {
     /// sub-decision in order, a ConditionsMap of warrant's own evaluated by its entry, one a
     /// downstream webhook authored sent back to it; the first Allow or Deny decides, else
     /// NoOpinion. A sub-decision evaluated to an outcome it could not reach fails closed.
-    pub async fn evaluate_conditions(
+    pub(crate) async fn evaluate_conditions(
         &self,
         review: &ConditionsReview,
         deadline: Deadline,

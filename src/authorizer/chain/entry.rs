@@ -20,7 +20,7 @@ pub struct Entry {
     /// Its unique name.
     pub name: AuthorizerName,
     /// Its type, for traces and metric labels.
-    pub authorizer_type: AuthorizerType,
+    pub(crate) authorizer_type: AuthorizerType,
     /// What its errors yield.
     pub failure_policy: FailurePolicy,
     /// `Observe`: shadow mode, its answers are recorded and never the chain's.
@@ -34,7 +34,7 @@ pub struct Entry {
     /// Its `conditions:` settings (KEP-5681).
     pub conditions: Option<ConditionsSettings>,
     /// The conditions it may author, evaluated when the API server asks back.
-    pub catalog: Catalog,
+    pub(crate) catalog: Catalog,
 }
 
 impl Entry {

@@ -85,7 +85,7 @@ impl Chain {
     }
 
     /// Whether any entry judges admission requests (the validation ring needs a cluster view).
-    pub fn admits(&self) -> bool {
+    pub(crate) fn admits(&self) -> bool {
         self.entries
             .iter()
             .any(|e| e.authorizer_type == AuthorizerType::DeletionGuard)

@@ -131,16 +131,16 @@ pub struct Assessment {
     pub code: GuardCode,
     /// The code as audited: `OBSERVED_<CODE>` for a would-be denial in Observe mode.
     #[serde(rename = "code")]
-    pub audit_code: String,
+    pub(crate) audit_code: String,
     /// The risk score.
-    pub risk_score: u32,
+    pub(crate) risk_score: u32,
     /// Its level.
-    pub risk_level: RiskLevel,
+    pub(crate) risk_level: RiskLevel,
     /// The target's protection level, if protected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protection: Option<Level>,
     /// What made up the score.
-    pub risk_reasons: Vec<String>,
+    pub(crate) risk_reasons: Vec<String>,
     /// The ticket used, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ticket: Option<String>,
@@ -161,22 +161,22 @@ pub struct ImpactReport {
     /// Services selecting them (the first [`REPORT_NAMES`]; `serviceCount` has them all).
     pub services: Vec<String>,
     /// How many Services.
-    pub service_count: usize,
+    pub(crate) service_count: usize,
     /// Ingresses reaching them or the object (the first [`REPORT_NAMES`]).
     pub ingresses: Vec<String>,
     /// How many Ingresses.
-    pub ingress_count: usize,
+    pub(crate) ingress_count: usize,
     /// Bound PersistentVolumeClaims affected (the first [`REPORT_NAMES`]).
     pub bound_volumes: Vec<String>,
     /// How many bound claims.
-    pub bound_volume_count: usize,
+    pub(crate) bound_volume_count: usize,
     /// Estimated requests per second through the Ingresses.
-    pub estimated_qps: u64,
+    pub(crate) estimated_qps: u64,
 }
 
 /// The most names a report lists per kind: a Namespace of thousands of claims must not make
 /// every admission response and API server audit event that large.
-pub const REPORT_NAMES: usize = 10;
+pub(crate) const REPORT_NAMES: usize = 10;
 
 impl ImpactReport {
     /// The report of a target's dependents, its name lists cut at [`REPORT_NAMES`].
@@ -201,7 +201,7 @@ impl ImpactReport {
 
 impl Assessment {
     /// The recorded code for a mode.
-    pub fn audit_code_for(mode: Mode, code: GuardCode) -> String {
+    pub(crate) fn audit_code_for(mode: Mode, code: GuardCode) -> String {
         if mode == Mode::Observe && code.denies() {
             format!("OBSERVED_{}", code.as_str())
         } else {

@@ -14,7 +14,7 @@ use thiserror::Error;
 
 /// A boxed future of a bucket store (the same shape as the authorizers' `BoxFuture`, spelled
 /// here so that this module depends on nothing above the guard).
-pub type BucketFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BucketFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The cluster's buckets as one guard uses them: the store and the guard's name, part of
 /// every bucket's key.
@@ -41,7 +41,7 @@ pub struct BucketKey {
 
 /// A bucket's content: `tokens` as of `at`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BucketLevel {
+pub(crate) struct BucketLevel {
     /// Tokens held at `at`.
     pub tokens: f64,
     /// When they were counted.

@@ -32,7 +32,7 @@ const CODES: [GuardCode; 19] = [
 
 /// The series of one guard.
 #[derive(Debug)]
-pub struct GuardMetrics {
+pub(crate) struct GuardMetrics {
     decisions: ByResult<GuardDecisionLabels, Counter>,
     break_glass: Handle<NameLabels, Counter>,
 }

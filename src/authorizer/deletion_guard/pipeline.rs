@@ -42,7 +42,10 @@ impl DeletionGuard {
 
     /// The same guard answering callers that handle conditions with `conditions` (its label
     /// protection as Deny conditions, KEP-5681) where it would otherwise stand aside.
-    pub fn with_label_conditions(mut self, conditions: crate::review::ConditionsMap) -> Self {
+    pub(crate) fn with_label_conditions(
+        mut self,
+        conditions: crate::review::ConditionsMap,
+    ) -> Self {
         self.conditions = Some(conditions);
         self
     }

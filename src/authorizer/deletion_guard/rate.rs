@@ -59,7 +59,7 @@ impl Buckets {
 
     /// Whether the bucket of limit `index` for `user` holds a token at `now`, without taking it
     /// (and without creating the bucket: an absent one is full).
-    pub fn has_token(
+    pub(crate) fn has_token(
         &self,
         index: usize,
         limit: &RateLimit,
@@ -126,7 +126,7 @@ pub(super) struct Meter<'a> {
     /// under `rateLimitStage: Admission`): without a cluster connection configured here (the
     /// authorization ring beside kube-apiserver usually has none), a `scope: Cluster` bucket is
     /// left to the validation ring instead of failing every covered request.
-    pub advisory: bool,
+    pub(crate) advisory: bool,
 }
 
 /// `RATE_LIMITED` at the first limit covering the target whose bucket for the requester is

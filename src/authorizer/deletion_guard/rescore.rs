@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// The risk of deleting one object, as re-computed by the buffer ring.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeletionRisk {
+pub(crate) struct DeletionRisk {
     /// The score.
     pub score: u32,
     /// Its level.
@@ -27,7 +27,7 @@ pub struct DeletionRisk {
 /// The object's own protection level: the protection label on it (for a Namespace, its own
 /// label) or a `protectedResources` rule naming it, the higher of the two. The namespace's
 /// protection is not the object's: it puts no finalizer on every object inside.
-pub fn object_protection(
+pub(crate) fn object_protection(
     spec: &GuardSpec,
     group: &str,
     resource: &str,
@@ -47,7 +47,7 @@ pub fn object_protection(
 /// The risk of deleting `object` (of `group`/`resource`) at `now`, scored as the validation ring
 /// scores a DELETE of it: its protection, its namespace's, its dependents in `view`, business
 /// hours.
-pub async fn deletion_risk(
+pub(crate) async fn deletion_risk(
     spec: &GuardSpec,
     group: &str,
     resource: &str,

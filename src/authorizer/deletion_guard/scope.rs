@@ -30,7 +30,7 @@ pub struct Target<'a> {
 
 impl Target<'_> {
     /// Whether the target is a Namespace.
-    pub fn is_namespace(&self) -> bool {
+    pub(crate) fn is_namespace(&self) -> bool {
         is_namespace(self.group, self.resource)
     }
 }

@@ -33,7 +33,7 @@ impl GuardShared {
     }
 
     /// Fresh state for a spec, with the cluster's buckets for its `scope: Cluster` limits.
-    pub fn new_in(
+    pub(crate) fn new_in(
         spec: &GuardSpec,
         failure_policy: FailurePolicy,
         cluster: Option<SharedBuckets>,
@@ -48,7 +48,7 @@ impl GuardShared {
     }
 
     /// The previous state if it still applies, else fresh state.
-    pub fn reuse_or_new(
+    pub(crate) fn reuse_or_new(
         previous: Option<&Arc<Self>>,
         spec: &GuardSpec,
         failure_policy: FailurePolicy,

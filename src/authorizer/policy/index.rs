@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// The index of one list of rules (a Policy's Deny rules, or its Allow rules).
 #[derive(Debug, Default)]
-pub struct RuleIndex {
+pub(crate) struct RuleIndex {
     requirements: Box<[Arc<[Requirement]>]>,
     all: Vec<u32>,
     resource: Filing,
@@ -84,7 +84,7 @@ impl RuleIndex {
     }
 
     /// The positions of the rules that can match `spec`, in order.
-    pub fn candidates<'a>(
+    pub(crate) fn candidates<'a>(
         &'a self,
         spec: &'a SubjectAccessReviewSpec,
     ) -> impl Iterator<Item = usize> + 'a {

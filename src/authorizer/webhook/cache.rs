@@ -24,10 +24,10 @@ use std::time::{Duration, Instant};
 /// At most this many entries (upstream's cache size).
 pub const MAX_ENTRIES: u64 = 8192;
 /// The default byte bound of one webhook's cache.
-pub const DEFAULT_MAX_BYTES: u64 = 32 << 20;
+pub(crate) const DEFAULT_MAX_BYTES: u64 = 32 << 20;
 /// What one entry costs besides its key and reason: the key's and status's allocations, and
 /// moka's node, deque and timer-wheel bookkeeping (measured at about 300 bytes; rounded up).
-pub const ENTRY_OVERHEAD: usize = 512;
+pub(crate) const ENTRY_OVERHEAD: usize = 512;
 
 /// A cache key: the SHA-256 of the canonical spec and options (see `Webhook::key`). Kept as
 /// the 32 bytes themselves, not as text: an entry is smaller and the key is `Copy`.
@@ -53,7 +53,7 @@ impl Default for CacheBytes {
 }
 /// Requests whose requester-controlled attributes are this long or longer are not cached
 /// (upstream `shouldCache`, `maxControlledAttrCacheSize`).
-pub const MAX_CACHEABLE_ATTRIBUTES: usize = 10_000;
+pub(crate) const MAX_CACHEABLE_ATTRIBUTES: usize = 10_000;
 
 /// One cached answer.
 #[derive(Debug, Clone)]
@@ -61,19 +61,19 @@ pub struct CachedStatus {
     /// The downstream's status.
     pub status: Arc<DownstreamStatus>,
     /// Served as a hit until then.
-    pub fresh_until: Instant,
+    pub(crate) fresh_until: Instant,
     /// Kept (for staleIfError) until then.
-    pub keep_until: Instant,
+    pub(crate) keep_until: Instant,
 }
 
 impl CachedStatus {
     /// Whether the entry is still fresh at `now`.
-    pub fn is_fresh(&self, now: Instant) -> bool {
+    pub(crate) fn is_fresh(&self, now: Instant) -> bool {
         now < self.fresh_until
     }
 
     /// Whether the entry may still be served after a downstream failure at `now`.
-    pub fn may_serve_stale(&self, now: Instant) -> bool {
+    pub(crate) fn may_serve_stale(&self, now: Instant) -> bool {
         now < self.keep_until
     }
 }
@@ -114,7 +114,7 @@ pub struct CachePolicy {
 
 impl CachePolicy {
     /// Whether any answer is ever stored.
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.authorized.is_some() || self.unauthorized.is_some()
     }
 }
@@ -160,7 +160,7 @@ impl VerdictCache {
     }
 
     /// Whether lookups are worth making.
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.policy.is_enabled()
     }
 
@@ -212,7 +212,7 @@ impl VerdictCache {
 /// Upstream's `shouldCache`: the requester-controlled attributes (namespace, verb, group,
 /// version, resource, subresource, name, path) must total under 10,000 characters; user,
 /// groups, extra and selectors do not count.
-pub fn is_cacheable(spec: &SubjectAccessReviewSpec) -> bool {
+pub(crate) fn is_cacheable(spec: &SubjectAccessReviewSpec) -> bool {
     let len = |s: &Option<String>| s.as_deref().map_or(0, str::len);
     let total = match (&spec.resource_attributes, &spec.non_resource_attributes) {
         (Some(r), _) => {

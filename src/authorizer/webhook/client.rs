@@ -20,9 +20,9 @@ use thiserror::Error;
 use tokio::time::Instant;
 
 /// client-go re-sends a throttled request at most this many times within one attempt.
-pub const MAX_INNER_RETRIES: u32 = 10;
+pub(crate) const MAX_INNER_RETRIES: u32 = 10;
 /// Answers larger than this are refused (a downstream status is a few hundred bytes).
-pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 1 << 20;
 /// client-go keeps text bodies up to this size as the error message.
 const MAX_UNSTRUCTURED_TEXT: usize = 2048;
 
@@ -52,9 +52,9 @@ pub struct AttemptDeadline {
     /// When the attempt must be done.
     pub at: Instant,
     /// Whether `at` is the review deadline (then running out is `Canceled`, not `Timeout`).
-    pub is_review_deadline: bool,
+    pub(crate) is_review_deadline: bool,
     /// The configured per-attempt timeout, for messages.
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
 }
 
 impl AttemptDeadline {
@@ -166,7 +166,7 @@ impl Client {
     /// One attempt of an `AuthorizationConditionsReview` (KEP-5681) to the same server URL,
     /// as kube-apiserver sends it when the webhook's `conditionsReview` names no other
     /// kubeconfig context: its `response`, decoded.
-    pub async fn attempt_conditions(
+    pub(crate) async fn attempt_conditions(
         &self,
         body: &Bytes,
         deadline: AttemptDeadline,
@@ -317,7 +317,7 @@ struct StatusFields {
 
 /// The `response` of an `AuthorizationConditionsReview` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ConditionsAnswer {
+pub(crate) struct ConditionsAnswer {
     /// `response.uid`, which must echo `request.admissionRequest.uid`.
     #[serde(default)]
     pub uid: String,

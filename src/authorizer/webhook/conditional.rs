@@ -26,7 +26,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 /// Upstream's error for a conditional answer to a review that did not opt in.
-pub const UNREQUESTED: &str =
+pub(crate) const UNREQUESTED: &str =
     "webhook subject access review returned unrequested conditional decision";
 
 /// The reason of a verdict that failed closed.
@@ -129,7 +129,7 @@ fn fresh_uid() -> String {
 /// The `AuthorizationConditionsReview` asking the downstream to evaluate `decision` (the
 /// sub-decision it authored) against `admission_request` (kube-apiserver's, given a fresh
 /// uid), and that uid.
-pub fn review_body(
+pub(crate) fn review_body(
     decision: &ConditionsAwareDecision,
     admission_request: &Value,
 ) -> (Bytes, String) {
@@ -153,7 +153,7 @@ pub fn review_body(
 
 /// The downstream's evaluation of `sub`, or `sub`'s failure decision when the call failed or
 /// the answer is not one `sub` allows.
-pub fn judge_answer(
+pub(crate) fn judge_answer(
     sub: &ConditionsAwareDecision,
     uid: &str,
     answer: Result<ConditionsAnswer, WebhookError>,

@@ -144,7 +144,7 @@ pub enum StatusReason {
 
 impl StatusReason {
     /// The reason apimachinery gives an HTTP code without a `Status` body.
-    pub fn from_code(code: u16) -> Self {
+    pub(crate) fn from_code(code: u16) -> Self {
         match code {
             429 => Self::TooManyRequests,
             503 => Self::ServiceUnavailable,
@@ -155,7 +155,7 @@ impl StatusReason {
     }
 
     /// The reason named in a `Status` body.
-    pub fn from_status_reason(reason: &str, code: u16) -> Self {
+    pub(crate) fn from_status_reason(reason: &str, code: u16) -> Self {
         match reason {
             "InternalError" => Self::InternalError,
             "Timeout" => Self::Timeout,
@@ -228,7 +228,7 @@ impl CallError {
     /// connection resets; API errors whose reason is InternalError (an unparseable
     /// `Content-Type` among them), Timeout or TooManyRequests;
     /// and any API error that suggests a client delay (ServerTimeout, or a positive Retry-After).
-    pub fn is_retried(&self) -> bool {
+    pub(crate) fn is_retried(&self) -> bool {
         match self {
             CallError::Reset(_) | CallError::MediaType { .. } => true,
             CallError::Status {
@@ -251,7 +251,7 @@ impl CallError {
     /// The `result` label of `warrant_webhook_evaluations_total` for this failure, as upstream
     /// classifies an attempt: `canceled`, `timeout` (client timeout or a 504 / Timeout answer), or
     /// `error`.
-    pub fn metrics_result(&self) -> &'static str {
+    pub(crate) fn metrics_result(&self) -> &'static str {
         match self {
             CallError::Canceled => "canceled",
             CallError::Timeout { .. } => "timeout",
@@ -304,7 +304,7 @@ fn attempts_note(attempts: u32) -> String {
 
 impl WebhookError {
     /// Whether the review's deadline, not the downstream, ended the call.
-    pub fn is_canceled(&self) -> bool {
+    pub(crate) fn is_canceled(&self) -> bool {
         matches!(
             self,
             WebhookError::NoTime
@@ -317,7 +317,7 @@ impl WebhookError {
     }
 
     /// The `result` label of the fail-open counter.
-    pub fn metrics_result(&self) -> &'static str {
+    pub(crate) fn metrics_result(&self) -> &'static str {
         match self {
             WebhookError::Call { last, .. } => last.metrics_result(),
             WebhookError::NoTime | WebhookError::CutShort { .. } => "canceled",

@@ -11,7 +11,7 @@ use tokio::sync::OnceCell;
 
 /// Whether a caller made the call or waited for another's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// It made the call.
     Leader,
     /// It shared another caller's call.
@@ -20,7 +20,7 @@ pub enum Role {
 
 /// The calls in flight, by key.
 #[derive(Debug)]
-pub struct Flights<T> {
+pub(crate) struct Flights<T> {
     in_flight: Mutex<HashMap<VerdictKey, Arc<OnceCell<T>>>>,
 }
 
@@ -82,6 +82,7 @@ impl<T: Clone> Flights<T> {
     }
 
     /// How many calls are in flight.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.in_flight
             .lock()
@@ -90,6 +91,7 @@ impl<T: Clone> Flights<T> {
     }
 
     /// Whether nothing is in flight.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -47,10 +47,10 @@ use std::time::{Duration, Instant};
 use verify::{NameOverride, NoVerification};
 
 /// How often a `tokenFile` is re-read (client-go's `cachingTokenSource` period).
-pub const TOKEN_FILE_REFRESH: Duration = Duration::from_secs(60);
+pub(crate) const TOKEN_FILE_REFRESH: Duration = Duration::from_secs(60);
 
 /// A bearer token, from the kubeconfig or re-read from a file. Never printed.
-pub enum TokenSource {
+pub(crate) enum TokenSource {
     /// `token:` in the kubeconfig.
     Static(String),
     /// `tokenFile:`, re-read every [`TOKEN_FILE_REFRESH`]; a failed re-read keeps the last token.
@@ -99,7 +99,7 @@ impl TokenSource {
 
 /// The credentials sent with every call.
 #[derive(Debug)]
-pub enum Credentials {
+pub(crate) enum Credentials {
     /// Nothing beyond a client certificate, if any.
     None,
     /// `Authorization: Bearer <token>`.
@@ -109,7 +109,7 @@ pub enum Credentials {
 }
 
 /// A header value that does not print.
-pub struct Redacted(pub String);
+pub(crate) struct Redacted(pub String);
 
 impl fmt::Debug for Redacted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -125,7 +125,7 @@ pub struct Connection {
     /// TLS: roots, client certificate, server name override, ALPN h2 + http/1.1.
     pub tls: rustls::ClientConfig,
     /// Credentials.
-    pub credentials: Credentials,
+    pub(crate) credentials: Credentials,
     /// `proxy-url` of the cluster, if set.
     pub proxy: Option<String>,
     /// sha256 of the kubeconfig and every file it pulled in: a change resets the cache.

@@ -15,7 +15,7 @@ const CACHE_RESULTS: [&str; 4] = ["hit", "miss", "coalesced", "stale"];
 
 /// The series of one downstream webhook.
 #[derive(Debug)]
-pub struct WebhookMetrics {
+pub(crate) struct WebhookMetrics {
     evaluations: ByResult<WebhookLabels, Counter>,
     duration: ByResult<WebhookLabels, Histogram>,
     fail_open: ByResult<WebhookLabels, Counter>,
@@ -45,7 +45,7 @@ impl WebhookMetrics {
     }
 
     /// Records one attempt.
-    pub fn record_attempt(&self, result: &'static str, elapsed: Duration) {
+    pub(crate) fn record_attempt(&self, result: &'static str, elapsed: Duration) {
         self.evaluations.with(result, |c| {
             c.inc();
         });
@@ -54,14 +54,14 @@ impl WebhookMetrics {
     }
 
     /// Records that a failure yielded NoOpinion.
-    pub fn record_fail_open(&self, result: &'static str) {
+    pub(crate) fn record_fail_open(&self, result: &'static str) {
         self.fail_open.with(result, |c| {
             c.inc();
         });
     }
 
     /// Records one cache lookup.
-    pub fn record_cache(&self, result: &'static str) {
+    pub(crate) fn record_cache(&self, result: &'static str) {
         self.cache.with(result, |c| {
             c.inc();
         });

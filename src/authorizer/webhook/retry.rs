@@ -13,13 +13,13 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Upstream's initial backoff delay.
-pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
+pub(crate) const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// Each sleep is this many times the last.
-pub const BACKOFF_FACTOR: f64 = 1.5;
+pub(crate) const BACKOFF_FACTOR: f64 = 1.5;
 /// Each sleep is lengthened by a random 0..this fraction of itself.
-pub const BACKOFF_JITTER: f64 = 0.2;
+pub(crate) const BACKOFF_JITTER: f64 = 0.2;
 /// At most this many attempts.
-pub const BACKOFF_STEPS: u32 = 5;
+pub(crate) const BACKOFF_STEPS: u32 = 5;
 
 /// The retry schedule. Only the first delay can change, and only from tests
 /// (`LiveChain::with_webhook_backoff_base`): the configuration file cannot set it.
@@ -57,7 +57,7 @@ fn jittered(d: Duration) -> Duration {
 
 /// Runs `attempt` (given the 1-based attempt number) until it succeeds, fails in a way that is
 /// not retried, attempts run out, or the review `deadline` leaves no room.
-pub async fn with_backoff<T, F, Fut>(
+pub(crate) async fn with_backoff<T, F, Fut>(
     backoff: Backoff,
     deadline: Instant,
     mut attempt: F,

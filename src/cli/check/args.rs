@@ -28,13 +28,13 @@ pub struct CheckArgs {
     pub subresource: Option<String>,
     /// The user asking.
     #[arg(long = "as", value_name = "USER")]
-    pub as_user: Option<String>,
+    pub(crate) as_user: Option<String>,
     /// A group of the user (repeatable).
     #[arg(long = "as-group", value_name = "GROUP")]
-    pub as_group: Vec<String>,
+    pub(crate) as_group: Vec<String>,
     /// The user's UID.
     #[arg(long = "as-uid", value_name = "UID")]
-    pub as_uid: Option<String>,
+    pub(crate) as_uid: Option<String>,
     /// An extra attribute `KEY=VALUE` (repeatable; repeated keys collect values).
     #[arg(long = "extra", value_name = "KEY=VALUE")]
     pub extra: Vec<String>,
@@ -56,11 +56,11 @@ pub struct CheckArgs {
     pub object: Option<PathBuf>,
     /// For an update judged with `--object`: the stored object.
     #[arg(long, value_name = "FILE", requires = "object")]
-    pub old_object: Option<PathBuf>,
+    pub(crate) old_object: Option<PathBuf>,
     /// Saved cluster state for `--object`: a directory of YAML/JSON objects (pods, ReplicaSets,
     /// Services, Ingresses, PersistentVolumeClaims, Namespaces). Without it the cluster is empty.
     #[arg(long, value_name = "DIR", requires = "object")]
-    pub cluster_state: Option<PathBuf>,
+    pub(crate) cluster_state: Option<PathBuf>,
     /// With `--object`: the request is a dry run.
     #[arg(long, requires = "object")]
     pub dry_run: bool,

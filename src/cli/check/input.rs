@@ -80,7 +80,7 @@ impl CheckArgs {
     }
 
     /// The objects of the enforcer round trip: `--object` and `--old-object`, as JSON.
-    pub fn conditions_objects(&self) -> Result<(Option<Value>, Option<Value>), InputError> {
+    pub(crate) fn conditions_objects(&self) -> Result<(Option<Value>, Option<Value>), InputError> {
         let read = |p: &Option<PathBuf>| {
             p.as_deref()
                 .map(|p| object_input::read_object(p).map(|o| o.json().clone()))

@@ -8,17 +8,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The finalizer unless `finalizer` names another.
-pub const DEFAULT_FINALIZER: &str = "warrant.dev/deletion-cooldown";
+pub(crate) const DEFAULT_FINALIZER: &str = "warrant.dev/deletion-cooldown";
 /// The confirmation annotation unless `confirmationAnnotation` names another.
-pub const DEFAULT_CONFIRMATION_ANNOTATION: &str = "warrant.dev/deletion-confirmed";
+pub(crate) const DEFAULT_CONFIRMATION_ANNOTATION: &str = "warrant.dev/deletion-confirmed";
 /// The requester annotation unless `requesterAnnotation` names another.
-pub const DEFAULT_REQUESTER_ANNOTATION: &str = "warrant.dev/deletion-requested-by";
+pub(crate) const DEFAULT_REQUESTER_ANNOTATION: &str = "warrant.dev/deletion-requested-by";
 /// The cool-down unless `cooldown` says otherwise (the users' example: ten minutes).
-pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_COOLDOWN: Duration = Duration::from_secs(600);
 /// The longest hold unless `maxHold` says otherwise.
-pub const DEFAULT_MAX_HOLD: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const DEFAULT_MAX_HOLD: Duration = Duration::from_secs(24 * 3600);
 /// The kinds finalized unless `resources` names others: `(group, resource)`.
-pub const DEFAULT_RESOURCES: [(&str, &str); 5] = [
+pub(crate) const DEFAULT_RESOURCES: [(&str, &str); 5] = [
     ("apps", "deployments"),
     ("apps", "statefulsets"),
     ("apps", "daemonsets"),
@@ -32,33 +32,33 @@ pub struct BufferSettings {
     /// The finalizer warrant puts on protected objects and removes when a deletion may finish.
     pub finalizer: String,
     /// Objects protected at this level or above carry the finalizer.
-    pub finalize_at: Level,
+    pub(crate) finalize_at: Level,
     /// The kinds that may carry it (never a wildcard).
     pub resources: Vec<Kind>,
     /// How long a CRITICAL deletion is held, measured from `deletionTimestamp`.
     pub cooldown: Duration,
     /// Whether a CRITICAL deletion also waits for [`Self::confirmation_annotation`].
-    pub require_confirmation: bool,
+    pub(crate) require_confirmation: bool,
     /// The annotation confirming a held deletion; its value is a ticket id.
-    pub confirmation_annotation: String,
+    pub(crate) confirmation_annotation: String,
     /// The annotation recording who asked for the deletion (set by warrant only).
-    pub requester_annotation: String,
+    pub(crate) requester_annotation: String,
     /// No finalizer is held longer than this, confirmation or not (`COOLDOWN_EXPIRED`).
-    pub max_hold: Duration,
+    pub(crate) max_hold: Duration,
     /// Where a held deletion is announced.
-    pub notify: Vec<Notify>,
+    pub(crate) notify: Vec<Notify>,
 }
 
 impl BufferSettings {
     /// Whether `group`/`resource` may carry the finalizer.
-    pub fn covers(&self, group: &str, resource: &str) -> bool {
+    pub(crate) fn covers(&self, group: &str, resource: &str) -> bool {
         self.resources.iter().any(|k| k.covers(group, resource))
     }
 }
 
 /// One notification receiver.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Notify {
+pub(crate) struct Notify {
     /// The `https://` URL POSTed to.
     pub url: String,
     /// The CA bundle verifying it (resolved against the configuration file's directory); the

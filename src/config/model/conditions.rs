@@ -6,7 +6,7 @@ use crate::review::Condition;
 use serde::Serialize;
 
 /// The domain of the ids of the conditions warrant authors (`warrant.dev/<name>`).
-pub const CONDITION_DOMAIN: &str = "warrant.dev";
+pub(crate) const CONDITION_DOMAIN: &str = "warrant.dev";
 
 /// What an authorizer answers a caller that cannot handle conditions (v1beta1, an API server
 /// before 1.38 or without the `ConditionalAuthorization` gate, `handledDecisionTypes` without
@@ -38,7 +38,7 @@ impl WhenUnsupported {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct ConditionsSettings {
     /// `whenUnsupported`.
-    pub when_unsupported: WhenUnsupported,
+    pub(crate) when_unsupported: WhenUnsupported,
 }
 
 /// A Policy rule's `condition:`: the compiled expression and the condition as it is sent.

@@ -35,7 +35,7 @@ pub struct ProtectedResource {
 
 /// Principals named by users, groups and service accounts (`namespace/name`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Principals {
+pub(crate) struct Principals {
     /// User names or patterns.
     pub users: Vec<Pattern>,
     /// Group names.
@@ -53,9 +53,9 @@ impl Principals {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Trusted {
     /// Who.
-    pub principals: Principals,
+    pub(crate) principals: Principals,
     /// The highest protection level it may delete without window or ticket.
-    pub max_level: Level,
+    pub(crate) max_level: Level,
 }
 
 /// A token bucket limit on destructive requests per user.
@@ -84,9 +84,9 @@ pub enum RateLimitScope {
 
 /// Risk level thresholds: LOW < medium <= MEDIUM < high <= HIGH < critical <= CRITICAL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Thresholds {
+pub(crate) struct Thresholds {
     /// Lowest MEDIUM score (25).
-    pub medium: u32,
+    pub(crate) medium: u32,
     /// Lowest HIGH score (50).
     pub high: u32,
     /// Lowest CRITICAL score (80).
@@ -112,23 +112,23 @@ pub struct RiskWeights {
     /// A high target.
     pub high: u32,
     /// Deleting a Namespace.
-    pub namespace_deletion: u32,
+    pub(crate) namespace_deletion: u32,
     /// A collection delete (authorization ring).
-    pub deletecollection: u32,
+    pub(crate) deletecollection: u32,
     /// At least `many_pods_at` running pods affected.
-    pub many_pods: u32,
+    pub(crate) many_pods: u32,
     /// The pod count from which `many_pods` applies.
-    pub many_pods_at: u32,
+    pub(crate) many_pods_at: u32,
     /// Some running pods affected.
-    pub some_pods: u32,
+    pub(crate) some_pods: u32,
     /// An Ingress reaching the target.
     pub ingress: u32,
     /// Bound PersistentVolumeClaims affected.
     pub bound_volumes: u32,
     /// Inside business hours.
-    pub business_hours: u32,
+    pub(crate) business_hours: u32,
     /// Estimated requests per second per affected pod behind an Ingress.
-    pub qps_per_pod: u32,
+    pub(crate) qps_per_pod: u32,
 }
 
 impl Default for RiskWeights {
@@ -162,7 +162,7 @@ impl RiskWeights {
 
 /// Where rate-limit tokens are spent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
-pub enum RateLimitStage {
+pub(crate) enum RateLimitStage {
     /// By requests the authorization ring lets through (a `can-i` spends one too).
     #[default]
     Authorization,
@@ -175,11 +175,11 @@ pub enum RateLimitStage {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ObjectProtection {
     /// The protection label key (on objects and namespaces).
-    pub protection_label: Option<String>,
+    pub(crate) protection_label: Option<String>,
     /// The ticket annotation key (on objects).
-    pub ticket_annotation: Option<String>,
+    pub(crate) ticket_annotation: Option<String>,
     /// Whether cascading deletions are refused unless ticketed.
-    pub cascade: bool,
+    pub(crate) cascade: bool,
 }
 
 /// Where tickets come from and what they must carry.
@@ -188,9 +188,9 @@ pub struct TicketSettings {
     /// The tickets file (absolute, or relative to the working directory after resolution).
     pub file: Option<PathBuf>,
     /// The user `extra` key a request presents its ticket id under.
-    pub extra_key: String,
+    pub(crate) extra_key: String,
     /// Protection levels that always need a ticket (besides HIGH/CRITICAL risk).
-    pub required_for: Vec<Level>,
+    pub(crate) required_for: Vec<Level>,
     /// Approvals required per level: standard, high, critical.
     pub approvals: [u32; 3],
 }
@@ -201,57 +201,58 @@ pub struct GuardSpec {
     /// Enforce or Observe.
     pub mode: Mode,
     /// The time zone of business hours.
-    pub time_zone: Tz,
+    pub(crate) time_zone: Tz,
     /// Business hours (+10 risk inside them).
-    pub business_hours: Weekly,
+    pub(crate) business_hours: Weekly,
     /// Resources whose `update`/`patch` are also guarded.
-    pub update_resources: Vec<Kind>,
+    pub(crate) update_resources: Vec<Kind>,
     /// Protected namespaces.
     pub namespaces: Vec<ProtectedNamespace>,
     /// Protected resources.
     pub resources: Vec<ProtectedResource>,
     /// Namespaces the guard never looks at (the control plane's always included).
-    pub excluded_namespaces: Vec<Pattern>,
+    pub(crate) excluded_namespaces: Vec<Pattern>,
     /// Principals the guard never looks at (the control plane's always included).
-    pub excluded_principals: Principals,
+    pub(crate) excluded_principals: Principals,
     /// Break-glass groups.
-    pub break_glass_groups: Vec<String>,
+    pub(crate) break_glass_groups: Vec<String>,
     /// Trusted identities.
     pub trusted: Vec<Trusted>,
     /// Allowed weekly change windows; none configured means no window restriction.
     pub windows: Vec<Weekly>,
     /// Dated freezes.
-    pub freezes: Vec<Freeze>,
+    pub(crate) freezes: Vec<Freeze>,
     /// Tickets.
     pub tickets: TicketSettings,
     /// Rate limits.
-    pub rate_limits: Vec<RateLimit>,
+    pub(crate) rate_limits: Vec<RateLimit>,
     /// Risk thresholds.
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
     /// Risk weights.
     pub weights: RiskWeights,
     /// What the validation ring reads on objects.
     pub objects: ObjectProtection,
     /// Where rate-limit tokens are spent.
-    pub rate_limit_stage: RateLimitStage,
+    pub(crate) rate_limit_stage: RateLimitStage,
     /// The buffer ring, when configured.
     pub buffer: Option<BufferSettings>,
     /// warrant's own service account as a user name (`system:serviceaccount:<ns>:<name>`):
     /// `warrantServiceAccount`, else [`DEFAULT_WARRANT_SERVICE_ACCOUNT`]. The only identity
     /// that may write the buffer's requester annotation.
-    pub warrant_service_account: String,
+    pub(crate) warrant_service_account: String,
 }
 
 /// Namespaces excluded by default: the control plane's.
-pub const DEFAULT_EXCLUDED_NAMESPACES: [&str; 3] =
+pub(crate) const DEFAULT_EXCLUDED_NAMESPACES: [&str; 3] =
     ["kube-system", "kube-public", "kube-node-lease"];
 
 /// warrant's own service account unless `warrantServiceAccount` names another.
-pub const DEFAULT_WARRANT_SERVICE_ACCOUNT: &str = "system:serviceaccount:warrant-system:warrant";
+pub(crate) const DEFAULT_WARRANT_SERVICE_ACCOUNT: &str =
+    "system:serviceaccount:warrant-system:warrant";
 
 /// Users excluded by default: warrant's own service account and the control plane's controllers
 /// (the namespace controller and garbage collector delete on everyone's behalf).
-pub const DEFAULT_EXCLUDED_USERS: [&str; 5] = [
+pub(crate) const DEFAULT_EXCLUDED_USERS: [&str; 5] = [
     DEFAULT_WARRANT_SERVICE_ACCOUNT,
     "system:serviceaccount:kube-system:*",
     "system:kube-controller-manager",
@@ -260,4 +261,4 @@ pub const DEFAULT_EXCLUDED_USERS: [&str; 5] = [
 ];
 
 /// Groups excluded by default: the nodes.
-pub const DEFAULT_EXCLUDED_GROUPS: [&str; 1] = ["system:nodes"];
+pub(crate) const DEFAULT_EXCLUDED_GROUPS: [&str; 1] = ["system:nodes"];

@@ -12,7 +12,7 @@ pub struct Kind {
 
 impl Kind {
     /// Whether this kind covers `group`/`resource`.
-    pub fn covers(&self, group: &str, resource: &str) -> bool {
+    pub(crate) fn covers(&self, group: &str, resource: &str) -> bool {
         (self.group == "*" || self.group == group)
             && (self.resource == "*" || self.resource == resource)
     }

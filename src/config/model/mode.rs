@@ -33,7 +33,7 @@ impl Mode {
     }
 
     /// Whether this is shadow mode.
-    pub fn is_observe(self) -> bool {
+    pub(crate) fn is_observe(self) -> bool {
         self == Mode::Observe
     }
 }

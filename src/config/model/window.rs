@@ -15,7 +15,7 @@ pub struct Weekly {
     /// Local end time (exclusive); before `start` means the next day.
     pub end: NaiveTime,
     /// Its time zone.
-    pub time_zone: Tz,
+    pub(crate) time_zone: Tz,
 }
 
 impl Weekly {
@@ -35,7 +35,7 @@ impl Weekly {
 
 /// A dated freeze: `[start, end)` blocks everything above LOW.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Freeze {
+pub(crate) struct Freeze {
     /// Start (inclusive).
     pub start: DateTime<Utc>,
     /// End (exclusive).
@@ -52,7 +52,7 @@ impl Freeze {
 }
 
 /// Parses a day name (`Mon`, `monday`).
-pub fn parse_day(s: &str) -> Option<Weekday> {
+pub(crate) fn parse_day(s: &str) -> Option<Weekday> {
     s.parse().ok()
 }
 

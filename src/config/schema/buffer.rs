@@ -14,7 +14,7 @@ pub struct BufferFile {
     pub finalizer: Option<Spanned<String>>,
     /// The lowest protection level whose objects carry the finalizer (default `high`).
     #[serde(default)]
-    pub finalize_at: Option<Spanned<String>>,
+    pub(crate) finalize_at: Option<Spanned<String>>,
     /// The kinds the finalizer is put on (default: Deployments, StatefulSets, DaemonSets,
     /// PersistentVolumeClaims, Namespaces).
     #[serde(default)]
@@ -24,27 +24,27 @@ pub struct BufferFile {
     pub cooldown: Option<Spanned<String>>,
     /// Whether a CRITICAL deletion also waits for a confirmation annotation (default false).
     #[serde(default)]
-    pub require_confirmation: Option<bool>,
+    pub(crate) require_confirmation: Option<bool>,
     /// The annotation a second person sets, to a ticket id, to confirm a held deletion
     /// (default `warrant.dev/deletion-confirmed`).
     #[serde(default)]
-    pub confirmation_annotation: Option<Spanned<String>>,
+    pub(crate) confirmation_annotation: Option<Spanned<String>>,
     /// The annotation warrant sets to the deleter's user name when it admits the deletion of a
     /// finalized object (default `warrant.dev/deletion-requested-by`).
     #[serde(default)]
-    pub requester_annotation: Option<Spanned<String>>,
+    pub(crate) requester_annotation: Option<Spanned<String>>,
     /// The longest any finalizer is held (default `24h`).
     #[serde(default)]
-    pub max_hold: Option<Spanned<String>>,
+    pub(crate) max_hold: Option<Spanned<String>>,
     /// Where a held deletion is announced.
     #[serde(default)]
-    pub notify: Vec<Spanned<NotifyFile>>,
+    pub(crate) notify: Vec<Spanned<NotifyFile>>,
 }
 
 /// One notification receiver.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct NotifyFile {
+pub(crate) struct NotifyFile {
     /// An `https://` URL the JSON notification is POSTed to.
     pub url: String,
     /// PEM CA bundle verifying the receiver, relative to the configuration file (default: the

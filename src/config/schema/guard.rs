@@ -16,32 +16,32 @@ pub struct GuardFile {
     pub mode: Option<Spanned<String>>,
     /// IANA zone of business hours (default `UTC`).
     #[serde(default)]
-    pub time_zone: Option<Spanned<String>>,
+    pub(crate) time_zone: Option<Spanned<String>>,
     /// Business hours (default every day 10:00-22:00).
     #[serde(default)]
-    pub business_hours: Option<Spanned<WindowFile>>,
+    pub(crate) business_hours: Option<Spanned<WindowFile>>,
     /// Kinds whose `update` and `patch` are guarded too.
     #[serde(default)]
-    pub update_resources: Vec<Spanned<KindFile>>,
+    pub(crate) update_resources: Vec<Spanned<KindFile>>,
     /// Protected namespaces.
     #[serde(default)]
-    pub protected_namespaces: Vec<Spanned<ProtectedNamespaceFile>>,
+    pub(crate) protected_namespaces: Vec<Spanned<ProtectedNamespaceFile>>,
     /// Protected resources.
     #[serde(default)]
-    pub protected_resources: Vec<Spanned<ProtectedResourceFile>>,
+    pub(crate) protected_resources: Vec<Spanned<ProtectedResourceFile>>,
     /// Namespaces never guarded, besides the control plane's.
     #[serde(default)]
-    pub excluded_namespaces: Vec<String>,
+    pub(crate) excluded_namespaces: Vec<String>,
     /// Principals never guarded, besides the control plane's.
     #[serde(default)]
-    pub excluded_principals: PrincipalsFile,
+    pub(crate) excluded_principals: PrincipalsFile,
     /// The name of warrant's own service account (`namespace/name`, default
     /// `warrant-system/warrant`), always excluded.
     #[serde(default)]
-    pub warrant_service_account: Option<Spanned<String>>,
+    pub(crate) warrant_service_account: Option<Spanned<String>>,
     /// Groups whose members break glass.
     #[serde(default)]
-    pub break_glass_groups: Vec<String>,
+    pub(crate) break_glass_groups: Vec<String>,
     /// Trusted identities.
     #[serde(default)]
     pub trusted: Vec<Spanned<TrustedFile>>,
@@ -50,33 +50,33 @@ pub struct GuardFile {
     pub windows: Vec<Spanned<WindowFile>>,
     /// Dated freezes.
     #[serde(default)]
-    pub freezes: Vec<Spanned<FreezeFile>>,
+    pub(crate) freezes: Vec<Spanned<FreezeFile>>,
     /// Tickets.
     #[serde(default)]
     pub tickets: Option<Spanned<TicketsFile>>,
     /// Rate limits.
     #[serde(default)]
-    pub rate_limits: Vec<Spanned<RateLimitFile>>,
+    pub(crate) rate_limits: Vec<Spanned<RateLimitFile>>,
     /// Risk level thresholds.
     #[serde(default)]
-    pub risk_thresholds: Option<Spanned<ThresholdsFile>>,
+    pub(crate) risk_thresholds: Option<Spanned<ThresholdsFile>>,
     /// What each risk factor adds to the score (the defaults are the documented model).
     #[serde(default)]
-    pub risk_weights: Option<Spanned<RiskWeightsFile>>,
+    pub(crate) risk_weights: Option<Spanned<RiskWeightsFile>>,
     /// The label whose value (`critical`, `high`, `standard`) protects an object or a namespace
     /// at admission (the validation ring).
     #[serde(default)]
-    pub protection_label: Option<Spanned<String>>,
+    pub(crate) protection_label: Option<Spanned<String>>,
     /// The annotation carrying a ticket id on the object (the validation ring).
     #[serde(default)]
-    pub ticket_annotation: Option<Spanned<String>>,
+    pub(crate) ticket_annotation: Option<Spanned<String>>,
     /// At admission, refuse to delete a Namespace holding running pods, a CRD with objects or a
     /// workload with replicas above zero unless ticketed (`CASCADE_BLOCKED`).
     #[serde(default)]
-    pub cascade_protection: Option<bool>,
+    pub(crate) cascade_protection: Option<bool>,
     /// Where rate-limit tokens are spent: `Authorization` (default) or `Admission`.
     #[serde(default)]
-    pub rate_limit_stage: Option<Spanned<String>>,
+    pub(crate) rate_limit_stage: Option<Spanned<String>>,
     /// The buffer ring: warrant's finalizer and the cool-down of CRITICAL deletions.
     #[serde(default)]
     pub buffer: Option<Spanned<BufferFile>>,
@@ -85,7 +85,7 @@ pub struct GuardFile {
 /// A protected namespace rule.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProtectedNamespaceFile {
+pub(crate) struct ProtectedNamespaceFile {
     /// Names or patterns.
     pub names: Vec<String>,
     /// `critical`, `high` or `standard`.
@@ -95,7 +95,7 @@ pub struct ProtectedNamespaceFile {
 /// A protected resource rule.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProtectedResourceFile {
+pub(crate) struct ProtectedResourceFile {
     /// API group.
     #[serde(default)]
     pub group: String,
@@ -111,7 +111,7 @@ pub struct ProtectedResourceFile {
 /// Users, groups and service accounts.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PrincipalsFile {
+pub(crate) struct PrincipalsFile {
     /// User names or patterns.
     #[serde(default)]
     pub users: Vec<String>,
@@ -120,7 +120,7 @@ pub struct PrincipalsFile {
     pub groups: Vec<String>,
     /// Service accounts as `namespace/name`.
     #[serde(default)]
-    pub service_accounts: Vec<String>,
+    pub(crate) service_accounts: Vec<String>,
 }
 
 /// A trusted identity.
@@ -135,10 +135,10 @@ pub struct TrustedFile {
     pub groups: Vec<String>,
     /// Service accounts as `namespace/name`.
     #[serde(default)]
-    pub service_accounts: Vec<String>,
+    pub(crate) service_accounts: Vec<String>,
     /// The highest level it may delete in any window without a ticket (default `standard`).
     #[serde(default)]
-    pub max_level: Option<String>,
+    pub(crate) max_level: Option<String>,
 }
 
 /// A weekly window.
@@ -153,13 +153,13 @@ pub struct WindowFile {
     pub end: String,
     /// IANA zone (default the guard's `timeZone`).
     #[serde(default)]
-    pub time_zone: Option<String>,
+    pub(crate) time_zone: Option<String>,
 }
 
 /// A dated freeze.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct FreezeFile {
+pub(crate) struct FreezeFile {
     /// RFC 3339 start.
     pub start: String,
     /// RFC 3339 end.
@@ -178,10 +178,10 @@ pub struct TicketsFile {
     pub file: Option<String>,
     /// The user `extra` key carrying the ticket id (default `warrant.dev/ticket`).
     #[serde(default)]
-    pub extra_key: Option<String>,
+    pub(crate) extra_key: Option<String>,
     /// Levels that always need a ticket.
     #[serde(default)]
-    pub required_for: Vec<String>,
+    pub(crate) required_for: Vec<String>,
     /// Approvals required per level (defaults: critical 2, high 1, standard 0).
     #[serde(default)]
     pub approvals: Option<ApprovalsFile>,
@@ -205,7 +205,7 @@ pub struct ApprovalsFile {
 /// A rate limit.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RateLimitFile {
+pub(crate) struct RateLimitFile {
     /// API group (`*` any).
     #[serde(default)]
     pub group: String,
@@ -224,10 +224,10 @@ pub struct RateLimitFile {
 /// Risk thresholds.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ThresholdsFile {
+pub(crate) struct ThresholdsFile {
     /// Lowest MEDIUM score (25).
     #[serde(default)]
-    pub medium: Option<u32>,
+    pub(crate) medium: Option<u32>,
     /// Lowest HIGH score (50).
     #[serde(default)]
     pub high: Option<u32>,
@@ -239,7 +239,7 @@ pub struct ThresholdsFile {
 /// Risk weights; every field defaults to the documented model.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RiskWeightsFile {
+pub(crate) struct RiskWeightsFile {
     /// A critical target (40).
     #[serde(default)]
     pub critical: Option<u32>,
@@ -248,19 +248,19 @@ pub struct RiskWeightsFile {
     pub high: Option<u32>,
     /// Deleting a Namespace (30).
     #[serde(default)]
-    pub namespace_deletion: Option<u32>,
+    pub(crate) namespace_deletion: Option<u32>,
     /// A collection delete, in the authorization ring (20).
     #[serde(default)]
-    pub deletecollection: Option<u32>,
+    pub(crate) deletecollection: Option<u32>,
     /// At least `manyPodsAt` running pods affected (20).
     #[serde(default)]
-    pub many_pods: Option<u32>,
+    pub(crate) many_pods: Option<u32>,
     /// The pod count from which `manyPods` applies (20).
     #[serde(default)]
-    pub many_pods_at: Option<u32>,
+    pub(crate) many_pods_at: Option<u32>,
     /// Some (fewer than `manyPodsAt`) running pods affected (10).
     #[serde(default)]
-    pub some_pods: Option<u32>,
+    pub(crate) some_pods: Option<u32>,
     /// An Ingress reaching the target (15).
     #[serde(default)]
     pub ingress: Option<u32>,
@@ -269,8 +269,8 @@ pub struct RiskWeightsFile {
     pub bound_volumes: Option<u32>,
     /// Inside business hours (10).
     #[serde(default)]
-    pub business_hours: Option<u32>,
+    pub(crate) business_hours: Option<u32>,
     /// The traffic estimate per affected pod behind an Ingress, in requests per second (120).
     #[serde(default)]
-    pub qps_per_pod: Option<u32>,
+    pub(crate) qps_per_pod: Option<u32>,
 }

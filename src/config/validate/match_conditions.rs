@@ -11,7 +11,7 @@ use crate::config::schema::{self, At};
 use std::collections::HashSet;
 
 /// The most match conditions one authorizer may carry (upstream `maxMatchConditions`).
-pub const MAX_MATCH_CONDITIONS: usize = 64;
+pub(crate) const MAX_MATCH_CONDITIONS: usize = 64;
 
 /// Upstream's matchCondition rules (count first, then per entry: Required, Duplicate, then
 /// compile), returning the compiled conditions. `path` is the list's field path.

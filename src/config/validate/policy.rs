@@ -12,7 +12,7 @@ use crate::names::{Code, NameError, RuleName};
 use std::collections::HashSet;
 
 /// The most rules one policy may hold.
-pub const MAX_RULES: usize = 1024;
+pub(crate) const MAX_RULES: usize = 1024;
 
 /// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
 pub(super) fn check(

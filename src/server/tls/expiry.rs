@@ -8,7 +8,7 @@ use prometheus_client::registry::Registry;
 
 /// The serving certificate's expiry, as a gauge of Unix seconds (0 until a certificate is read).
 #[derive(Debug, Clone, Default)]
-pub struct CertificateExpiry {
+pub(crate) struct CertificateExpiry {
     not_after: Gauge,
 }
 
@@ -31,6 +31,7 @@ impl CertificateExpiry {
     }
 
     /// The recorded expiry (Unix seconds).
+    #[cfg(test)]
     pub fn get(&self) -> i64 {
         self.not_after.get()
     }
@@ -64,7 +65,7 @@ const UTC_TIME: u8 = 0x17;
 const GENERALIZED_TIME: u8 = 0x18;
 
 /// The certificate's `notAfter` in Unix seconds.
-pub fn not_after(der: &[u8]) -> Option<i64> {
+pub(crate) fn not_after(der: &[u8]) -> Option<i64> {
     let (tag, certificate, _) = tlv(der)?;
     if tag != SEQUENCE {
         return None;

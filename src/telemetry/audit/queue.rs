@@ -8,11 +8,11 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The longest a record waits before the writer takes it.
-pub const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
+pub(crate) const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
 /// How many waiting records wake the writer before its interval is up.
-pub const WAKE_AT: usize = 1024;
+pub(crate) const WAKE_AT: usize = 1024;
 /// The most bytes that may wait for the writer.
-pub const MAX_BYTES: usize = 64 << 20;
+pub(crate) const MAX_BYTES: usize = 64 << 20;
 
 #[derive(Debug, Default)]
 struct State {
@@ -24,20 +24,20 @@ struct State {
 
 /// The shared buffer and the writer's wake-up.
 #[derive(Debug)]
-pub struct Queue {
+pub(crate) struct Queue {
     state: Mutex<State>,
     wake: Condvar,
     capacity: usize,
 }
 
 /// What the writer took.
-pub struct Taken {
+pub(crate) struct Taken {
     /// How many records `lines` holds.
     pub records: u64,
     /// Whether the queue is closed (and now empty).
     pub closed: bool,
     /// Whether the output should be reopened first (SIGHUP).
-    pub reopen: bool,
+    pub(crate) reopen: bool,
 }
 
 impl Queue {
@@ -74,13 +74,13 @@ impl Queue {
     }
 
     /// Closes the queue: nothing more is accepted, and the writer takes what is left and ends.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.lock().closed = true;
         self.wake.notify_one();
     }
 
     /// Asks the writer to reopen its output before it writes again, and wakes it.
-    pub fn request_reopen(&self) {
+    pub(crate) fn request_reopen(&self) {
         self.lock().reopen = true;
         self.wake.notify_one();
     }

@@ -35,7 +35,7 @@ pub struct Scope {
     pub names: Vec<String>,
     /// Users who may use it; when set, the ticket pre-authorises them without presenting it.
     #[serde(default)]
-    pub requesters: Vec<String>,
+    pub(crate) requesters: Vec<String>,
 }
 
 /// One change ticket.
@@ -145,7 +145,7 @@ impl Ticket {
     }
 
     /// Whether the ticket's scope covers the target.
-    pub fn covers(&self, t: &Target<'_>) -> bool {
+    pub(crate) fn covers(&self, t: &Target<'_>) -> bool {
         let pats = |v: &[String]| v.iter().map(|s| Pattern::new(s)).collect::<Vec<_>>();
         let s = &self.scope;
         let kind_ok = s.resources.is_empty()

@@ -9,7 +9,7 @@
 
 mod expiry;
 
-pub(crate) use expiry::CertificateExpiry;
+pub use expiry::CertificateExpiry;
 
 use crate::file_watch::{FileWatch, WatchTiming};
 use arc_swap::ArcSwap;

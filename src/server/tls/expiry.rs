@@ -8,7 +8,7 @@ use prometheus_client::registry::Registry;
 
 /// The serving certificate's expiry, as a gauge of Unix seconds (0 until a certificate is read).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CertificateExpiry {
+pub struct CertificateExpiry {
     not_after: Gauge,
 }
 

@@ -208,6 +208,8 @@ def main():
             fail(f"COPY --from={build}: no such stage")
         shutil.rmtree(scratch, ignore_errors=True)
         os.makedirs(scratch)
+        # target/ is the cargo build cache, where the cached layers' outputs stay.
+        os.symlink(target, os.path.join(scratch, "target"))
         workdir = None
         key = hashlib.sha256(b"docker-context").hexdigest()
         chain, cached = [], True
@@ -253,8 +255,6 @@ def main():
                 for old in os.listdir(layers):
                     os.remove(os.path.join(layers, old))
                 cached = False
-            if not os.path.lexists(os.path.join(scratch, "target")):
-                os.symlink(target, os.path.join(scratch, "target"))
             env = {k: v for k, v in os.environ.items() if k not in ("CARGO_TARGET_DIR",)}
             env["CARGO_NET_OFFLINE"] = "true"
             print(f"docker-context: RUN {arg}", flush=True)

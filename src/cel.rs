@@ -10,6 +10,7 @@ mod admission;
 mod bind;
 mod check;
 mod constraint;
+mod environment;
 mod fields;
 mod library;
 mod limits;
@@ -26,9 +27,10 @@ pub(crate) use constraint::{Dimension, Requirement};
 pub use limits::{MAX_EXPRESSION_BYTES, MAX_NESTING, MAX_TREE_DEPTH, STEP_BUDGET};
 
 use check::Declarations;
+use environment::Environment;
 use limits::Budget;
 use std::fmt;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use thiserror::Error;
 use tree::{children, children_mut};
 use types::Ty;
@@ -106,26 +108,8 @@ pub struct EvaluationError {
     pub(crate) cause: EvalError,
 }
 
-/// The shared environment: the standard library, the strings extension, optional syntax and
-/// warrant's libraries.
-struct Environment {
-    env: Arc<engine::Env>,
-}
-
-static ENVIRONMENT: LazyLock<Result<Environment, String>> = LazyLock::new(|| {
-    let mut env = engine::Env::stdlib();
-    env.add_extension(engine::extensions::strings)
-        .map_err(|e| e.to_string())?;
-    library::register(&mut env).map_err(|e| e.to_string())?;
-    // cel-go (and so Kubernetes) keeps the last of repeated map-literal keys.
-    env.set_error_on_duplicate_map_keys(false);
-    Ok(Environment { env: Arc::new(env) })
-});
-
 fn environment() -> Result<&'static Environment, CompileError> {
-    ENVIRONMENT
-        .as_ref()
-        .map_err(|e| CompileError::Compilation(format!("CEL environment: {e}")))
+    environment::shared().map_err(|e| CompileError::Compilation(format!("CEL environment: {e}")))
 }
 
 /// A compiled, type-checked boolean expression.

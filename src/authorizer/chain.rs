@@ -19,10 +19,9 @@ mod run;
 mod union;
 
 pub use answer::{Answer, Step, StepOutcome};
-pub use build::BuildContext;
 pub use entry::Entry;
 pub use error::BuildError;
-pub use union::Chain;
+pub use union::{BuildContext, Chain};
 
 #[cfg(test)]
 mod tests;

@@ -70,7 +70,7 @@ impl Admission {
     /// Binds an admission request (the `admissionRequest` of a conditions review) as a
     /// condition sees it: `object`, `oldObject`, and `request` without the two objects.
     pub fn new(admission_request: &Value) -> Self {
-        let env = match super::environment() {
+        let env = match super::environment::shared() {
             Ok(env) => Arc::clone(&env.env),
             Err(_) => Arc::new(engine::Env::default()),
         };

@@ -1,10 +1,9 @@
-//! Building a [`Chain`] from a validated configuration: one entry per authorizer, in file
+//! Building a chain's entries from a validated configuration: one entry per authorizer, in file
 //! order, each with its authorizer, matchConditions and metric series; webhook and guard state
 //! carried over from the chain being replaced where the settings are unchanged.
 
 use super::entry::Entry;
 use super::error::BuildError;
-use super::union::Chain;
 use crate::authorizer::conditional::{self, Catalog};
 use crate::authorizer::deletion_guard::{
     self, ClusterBuckets, DeletionGuard, GuardShared, GuardStates, SharedBuckets,
@@ -17,57 +16,48 @@ use crate::authorizer::{AlwaysAllow, AlwaysDeny, Authorizer, MatchConditions, Po
 use crate::config::{AuthorizerConfig, AuthorizerSpec, Config, Mode, WebhookConfig};
 use std::sync::Arc;
 
-/// What a build needs beyond the validated configuration: runtime handles and the chain being
-/// replaced, whose webhook state (caches, connection pools) carries over for every webhook whose
-/// settings and kubeconfig are unchanged.
-#[derive(Debug, Default)]
-pub struct BuildContext<'a> {
-    /// The families every entry resolves its metric handles from, once, at build.
-    pub metrics: Families,
-    /// The retry schedule of webhook authorizers (upstream's unless a test changed it).
-    pub webhook_backoff: Backoff,
-    /// The byte bound of each webhook's verdict cache (`--webhook-cache-max-bytes`).
-    pub(crate) webhook_cache: CacheBytes,
-    /// The chain being replaced, if any.
-    pub(crate) previous: Option<&'a Chain>,
-    /// Where `scope: Cluster` rate limits keep their buckets (none without a cluster).
-    pub(crate) cluster_buckets: Option<Arc<dyn ClusterBuckets>>,
+/// What building the entries needs: runtime handles, and the state of the chain being
+/// replaced, which carries over where the settings are unchanged.
+pub(super) struct Carried<'a> {
+    /// The families every entry resolves its metric handles from.
+    pub(super) metrics: &'a Families,
+    /// The retry schedule of webhook authorizers.
+    pub(super) webhook_backoff: Backoff,
+    /// The byte bound of each webhook's verdict cache.
+    pub(super) webhook_cache: CacheBytes,
+    /// Where `scope: Cluster` rate limits keep their buckets.
+    pub(super) cluster_buckets: &'a Option<Arc<dyn ClusterBuckets>>,
+    /// The replaced chain's webhooks.
+    pub(super) webhooks: Option<&'a WebhookStates>,
+    /// The replaced chain's guards.
+    pub(super) guards: Option<&'a GuardStates>,
 }
 
-/// The state a build collects for the chain: its webhooks' and its guards'.
+/// The entries of a configuration, with the state they collected.
 #[derive(Default)]
-struct Collected {
-    webhooks: WebhookStates,
-    guards: GuardStates,
+pub(super) struct Collected {
+    /// The entries, in file order.
+    pub(super) entries: Vec<Entry>,
+    /// Their webhooks' state.
+    pub(super) webhooks: WebhookStates,
+    /// Their guards' state.
+    pub(super) guards: GuardStates,
 }
 
-impl Chain {
-    /// Builds the chain a validated configuration describes, with fresh state and unregistered
-    /// metrics (offline tools, tests).
-    pub fn build(config: &Config) -> Result<Self, BuildError> {
-        Self::build_in(config, &BuildContext::default())
+/// One entry per configured authorizer, in file order.
+pub(super) fn entries(config: &Config, ctx: &Carried<'_>) -> Result<Collected, BuildError> {
+    let mut collected = Collected::default();
+    for a in &config.authorizers {
+        let entry = entry(a, ctx, &mut collected)?;
+        collected.entries.push(entry);
     }
-
-    /// Builds the chain a validated configuration describes, carrying webhook state over from
-    /// `ctx.previous` where it still applies.
-    pub(crate) fn build_in(config: &Config, ctx: &BuildContext<'_>) -> Result<Self, BuildError> {
-        let mut collected = Collected::default();
-        let entries = config
-            .authorizers
-            .iter()
-            .map(|a| entry(a, ctx, &mut collected))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut chain = Self::new(entries)?;
-        chain.webhooks = collected.webhooks;
-        chain.guards = collected.guards;
-        Ok(chain)
-    }
+    Ok(collected)
 }
 
 /// The entry of one configured authorizer.
 fn entry(
     a: &AuthorizerConfig,
-    ctx: &BuildContext<'_>,
+    ctx: &Carried<'_>,
     collected: &mut Collected,
 ) -> Result<Entry, BuildError> {
     let authorizer_type = a.spec.authorizer_type();
@@ -88,14 +78,14 @@ fn entry(
 /// The authorizer of one configured entry, and the conditions it may author.
 fn authorizer(
     a: &AuthorizerConfig,
-    ctx: &BuildContext<'_>,
+    ctx: &Carried<'_>,
     collected: &mut Collected,
 ) -> Result<(Box<dyn Authorizer>, Catalog), BuildError> {
     Ok(match &a.spec {
         AuthorizerSpec::AlwaysAllow => (Box::new(AlwaysAllow), Catalog::default()),
         AuthorizerSpec::AlwaysDeny => (Box::new(AlwaysDeny), Catalog::default()),
         AuthorizerSpec::Policy(p) => (
-            Box::new(Policy::new(p, &a.name, &ctx.metrics)),
+            Box::new(Policy::new(p, &a.name, ctx.metrics)),
             conditional::policy_catalog(p),
         ),
         AuthorizerSpec::Webhook(settings) => {
@@ -115,17 +105,17 @@ fn authorizer(
 fn guard(
     a: &AuthorizerConfig,
     g: &deletion_guard::GuardSpec,
-    ctx: &BuildContext<'_>,
+    ctx: &Carried<'_>,
     collected: &mut Collected,
 ) -> (DeletionGuard, Catalog) {
-    let previous = ctx.previous.and_then(|c| c.guards.get(&a.name));
+    let previous = ctx.guards.and_then(|g| g.get(&a.name));
     let buckets = ctx.cluster_buckets.clone().map(|store| SharedBuckets {
         guard: a.name.to_string(),
         store,
     });
     let shared = GuardShared::reuse_or_new(previous, g, a.failure_policy, buckets);
     collected.guards.insert(a.name.clone(), shared.clone());
-    let guard = DeletionGuard::new(shared, &a.name, &ctx.metrics);
+    let guard = DeletionGuard::new(shared, &a.name, ctx.metrics);
     if a.conditions.is_some()
         && let Some((map, authored)) = conditional::guard_conditions(g)
     {
@@ -147,9 +137,9 @@ fn entry_mode(a: &AuthorizerConfig) -> Mode {
 fn build_webhook(
     a: &AuthorizerConfig,
     settings: &WebhookConfig,
-    ctx: &BuildContext<'_>,
+    ctx: &Carried<'_>,
 ) -> Result<Arc<webhook::Core>, BuildError> {
-    let previous = ctx.previous.and_then(|c| c.webhooks.get(&a.name));
+    let previous = ctx.webhooks.and_then(|w| w.get(&a.name));
     let runtime = WebhookRuntime {
         metrics: ctx.metrics.clone(),
         backoff: ctx.webhook_backoff,

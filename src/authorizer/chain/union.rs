@@ -2,18 +2,41 @@
 //! (upstream's `union` authorizer), over the whole chain or the validation ring's entries.
 
 use super::answer::Answer;
+use super::build::{self, Carried};
 use super::entry::Entry;
 use super::error::BuildError;
 use super::run::Run;
+use crate::authorizer::deletion_guard::ClusterBuckets;
 use crate::authorizer::deletion_guard::GuardStates;
+use crate::authorizer::metrics::Families;
 use crate::authorizer::webhook::WebhookStates;
+use crate::authorizer::webhook::cache::CacheBytes;
+use crate::authorizer::webhook::retry::Backoff;
 use crate::authorizer::{Deadline, Input};
 use crate::cel::Binding;
-use crate::config::AuthorizerType;
 use crate::config::model::buffer::BufferSettings;
 use crate::config::model::guard::Mode as GuardMode;
+use crate::config::{AuthorizerType, Config};
 use crate::names::AuthorizerName;
 use std::collections::HashSet;
+use std::sync::Arc;
+
+/// What a build needs beyond the validated configuration: runtime handles and the chain being
+/// replaced, whose webhook state (caches, connection pools) carries over for every webhook whose
+/// settings and kubeconfig are unchanged.
+#[derive(Debug, Default)]
+pub struct BuildContext<'a> {
+    /// The families every entry resolves its metric handles from, once, at build.
+    pub metrics: Families,
+    /// The retry schedule of webhook authorizers (upstream's unless a test changed it).
+    pub webhook_backoff: Backoff,
+    /// The byte bound of each webhook's verdict cache (`--webhook-cache-max-bytes`).
+    pub(crate) webhook_cache: CacheBytes,
+    /// The chain being replaced, if any.
+    pub(crate) previous: Option<&'a Chain>,
+    /// Where `scope: Cluster` rate limits keep their buckets (none without a cluster).
+    pub(crate) cluster_buckets: Option<Arc<dyn ClusterBuckets>>,
+}
 
 /// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
 /// two configurations.
@@ -41,6 +64,30 @@ impl Chain {
             webhooks: WebhookStates::default(),
             guards: Default::default(),
         })
+    }
+
+    /// Builds the chain a validated configuration describes, with fresh state and unregistered
+    /// metrics (offline tools, tests).
+    pub fn build(config: &Config) -> Result<Self, BuildError> {
+        Self::build_in(config, &BuildContext::default())
+    }
+
+    /// Builds the chain a validated configuration describes, carrying webhook state over from
+    /// `ctx.previous` where it still applies.
+    pub(crate) fn build_in(config: &Config, ctx: &BuildContext<'_>) -> Result<Self, BuildError> {
+        let carried = Carried {
+            metrics: &ctx.metrics,
+            webhook_backoff: ctx.webhook_backoff,
+            webhook_cache: ctx.webhook_cache,
+            cluster_buckets: &ctx.cluster_buckets,
+            webhooks: ctx.previous.map(|c| &c.webhooks),
+            guards: ctx.previous.map(|c| &c.guards),
+        };
+        let collected = build::entries(config, &carried)?;
+        let mut chain = Self::new(collected.entries)?;
+        chain.webhooks = collected.webhooks;
+        chain.guards = collected.guards;
+        Ok(chain)
     }
 
     /// The live state of this chain's webhook authorizers.

@@ -31,6 +31,7 @@ pub use conditional::{
     ConditionsAwareDecision, ConditionsMap, DecisionType, NamedDecision, Outcomes,
     UnconditionalDecision,
 };
+pub(crate) use conditional_limits::MAX_CONDITIONS_PER_MAP;
 pub(crate) use conditional_limits::check_condition;
 #[cfg(test)]
 pub(crate) use conditional_limits::check_map;

@@ -63,6 +63,9 @@ pub(super) fn check(
             out.push(r);
         }
     }
+    if c.errors.len() == before {
+        conditions::check_map_size(c, line(rules), &path, &out);
+    }
     (c.errors.len() == before).then_some(PolicySpec { rules: out })
 }
 

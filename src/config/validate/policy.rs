@@ -102,6 +102,9 @@ fn check_rule(
     {
         c.warn(rl, format!("{p}.expression"), UNCONSTRAINED_VERB);
     }
+    if let Some(text) = &rule.expression {
+        super::shapes::deleting_verbs(c, rl, &format!("{p}.expression"), &text.value);
+    }
     Some(PolicyRule {
         name: name?,
         effect: effect?,

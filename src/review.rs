@@ -20,6 +20,7 @@ mod decoded;
 mod error;
 mod extra_map;
 mod json_object;
+mod leading_kind;
 mod omit_empty;
 mod request;
 mod response;
@@ -30,6 +31,7 @@ pub use conditional::{
     ConditionsAwareDecision, ConditionsMap, DecisionType, NamedDecision, Outcomes,
     UnconditionalDecision,
 };
+pub(crate) use conditional_limits::MAX_CONDITIONS_PER_MAP;
 pub(crate) use conditional_limits::check_condition;
 #[cfg(test)]
 pub(crate) use conditional_limits::check_map;
@@ -42,6 +44,7 @@ pub use decode::decode;
 pub use decoded::{Attributes, Review};
 pub use error::ReviewError;
 pub(crate) use json_object::refuse_array;
+pub(crate) use leading_kind::declares_kind;
 pub use request::{canonical_spec_json, encode_request};
 pub use response::{encode_conditional_response, encode_response};
 pub use version::ApiVersion;

@@ -8,17 +8,21 @@ pub mod body;
 pub mod bootstrap;
 pub mod caller;
 mod connection;
+mod decoded;
 mod preface;
 mod rejection;
 pub(crate) mod routes;
+mod slots;
 pub mod tls;
 
 pub use rejection::Rejection;
 pub use routes::{AppState, ConnectionInfo};
+pub(crate) use slots::Trust;
 
 use connection::{ConnectionSettings, Drain};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use hyper_util::server::conn::auto;
+use slots::{Admitted, Slot, Slots};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,7 +30,6 @@ use std::time::Duration;
 use thiserror::Error;
 use tls::ReloadingTls;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 type TlsStream = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
 
@@ -45,17 +48,26 @@ pub struct ServerOptions {
     pub shutdown_grace: Duration,
     /// Most concurrent HTTP/2 streams per connection.
     pub(crate) max_concurrent_streams: u32,
-    /// Most open connections (TLS handshakes included); past it, new connections wait in the
-    /// kernel's backlog until one closes.
+    /// Most open connections (TLS handshakes included); past it, a new connection takes the
+    /// slot of the oldest unauthenticated one, or waits in the kernel's backlog when every slot
+    /// is held by an authenticated connection.
     pub max_connections: usize,
+    /// Most connections that have not authenticated yet (handshakes included); `None`: an
+    /// eighth of `max_connections`, at least one. The rest of the cap is kept for
+    /// authenticated callers.
+    pub max_unauthenticated_connections: Option<usize>,
+    /// How long a connection may stay open without authenticating (a verified client
+    /// certificate, or a first request that passes caller authentication), from its accept.
+    pub unauthenticated_timeout: Duration,
     /// How long a connection may sit with no request in flight before it is closed gracefully.
     pub idle_timeout: Duration,
 }
 
 impl ServerOptions {
     /// Defaults for a listen address: 10 s handshake and header timeouts, 30 s drain, 250
-    /// streams, 1,024 connections, 120 s idle timeout (above the 90 s after which Go's HTTP
-    /// client, kube-apiserver's, drops its own idle connections).
+    /// streams, 1,024 connections of which 128 may be unauthenticated, each for at most 10 s,
+    /// 120 s idle timeout (above the 90 s after which Go's HTTP client, kube-apiserver's, drops
+    /// its own idle connections).
     pub fn new(listen: SocketAddr) -> Self {
         Self {
             listen,
@@ -65,8 +77,17 @@ impl ServerOptions {
             shutdown_grace: Duration::from_secs(30),
             max_concurrent_streams: 250,
             max_connections: 1024,
+            max_unauthenticated_connections: None,
+            unauthenticated_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(120),
         }
+    }
+
+    /// The unauthenticated share of the cap.
+    fn unauthenticated_cap(&self) -> usize {
+        self.max_unauthenticated_connections
+            .unwrap_or(self.max_connections / 8)
+            .clamp(1, self.max_connections.max(1))
     }
 }
 
@@ -161,32 +182,27 @@ impl Server {
             builder: Arc::new(http_builder(&options)),
             header_read_timeout: options.header_read_timeout,
             idle_timeout: options.idle_timeout,
+            unauthenticated_timeout: options.unauthenticated_timeout,
         };
-        let slots = Arc::new(Semaphore::new(options.max_connections));
+        let slots = Slots::new(options.max_connections, options.unauthenticated_cap());
         let drain = Drain::new();
         // Handshakes run in their own tasks and hand finished TLS streams back here, so only
         // connections that completed a handshake are drained on shutdown; a handshake still
         // in progress is simply abandoned.
-        type Handshaken = (TlsStream, ConnectionInfo, OwnedSemaphorePermit);
         let (handshaken, mut ready) = tokio::sync::mpsc::channel::<Handshaken>(64);
         let mut backoff = AcceptBackoff::default();
         tokio::pin!(shutdown);
-        loop {
-            // A connection slot first: at the cap, nothing is accepted until one frees.
-            let slot = tokio::select! {
-                s = slots.clone().acquire_owned() => match s {
-                    Ok(s) => s,
-                    Err(_) => break,
-                },
+        'serving: loop {
+            // When every slot is held by an authenticated connection, nothing is accepted
+            // until one frees; otherwise a new connection can always have a slot.
+            tokio::select! {
+                _ = slots.admissible() => {}
                 Some((stream, info, slot)) = ready.recv() => {
                     connection::spawn(&settings, drain.handle(), slot, state.clone(), info, stream);
                     continue;
                 }
                 _ = &mut shutdown => break,
             };
-            if slots.available_permits() == 0 {
-                backoff.at_cap(options.max_connections);
-            }
             let accepted = tokio::select! {
                 a = listener.accept() => a.map(|(tcp, _)| (tcp, false)),
                 a = accept_optional(insecure.as_ref()) => a.map(|(tcp, _)| (tcp, true)),
@@ -203,17 +219,40 @@ impl Server {
             {
                 tracing::debug!(error = %e, "cannot set TCP_NODELAY");
             }
-            match accepted {
-                Ok((tcp, true)) => {
-                    backoff.reset();
+            let (tcp, plain) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    backoff.failed(&e).await;
+                    continue;
+                }
+            };
+            backoff.reset();
+            // The slot is taken once the connection exists (displacing the oldest
+            // unauthenticated one when needed); only a race with promotions can make it wait.
+            let slot = loop {
+                tokio::select! {
+                    (s, admitted) = slots.admit() => {
+                        match admitted {
+                            Admitted::Displaced => backoff.at_cap(options.max_connections),
+                            Admitted::Free => backoff.below_cap(),
+                        }
+                        break s;
+                    }
+                    Some((stream, info, held)) = ready.recv() => {
+                        connection::spawn(&settings, drain.handle(), held, state.clone(), info, stream);
+                    }
+                    _ = &mut shutdown => break 'serving,
+                }
+            };
+            match plain {
+                true => {
                     let info = ConnectionInfo {
                         verified_cert: false,
                         insecure: true,
                     };
                     connection::spawn(&settings, drain.handle(), slot, state.clone(), info, tcp);
                 }
-                Ok((tcp, false)) => {
-                    backoff.reset();
+                false => {
                     let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
                     spawn_handshake(
                         acceptor,
@@ -223,7 +262,6 @@ impl Server {
                         handshaken.clone(),
                     );
                 }
-                Err(e) => backoff.failed(&e).await,
             }
         }
         drop(ready);
@@ -239,9 +277,12 @@ impl Server {
     }
 }
 
+/// A finished TLS handshake, handed back to the accept loop.
+type Handshaken = (TlsStream, ConnectionInfo, Slot);
+
 /// The accept loop's back-off: a failing `accept` (out of file descriptors, typically) waits
 /// 50 ms, doubling up to 1 s, and is logged once per streak instead of every time; reaching the
-/// connection cap is logged once until the loop accepts below it again.
+/// connection cap is logged once until a connection is admitted below it again.
 #[derive(Debug, Default)]
 struct AcceptBackoff {
     failures: u32,
@@ -262,10 +303,15 @@ impl AcceptBackoff {
         if !self.capped {
             tracing::warn!(
                 max_connections = cap,
-                "connection limit reached; new connections wait"
+                "connection limit reached: the oldest unauthenticated connections are closed \
+                 to make room for new ones"
             );
             self.capped = true;
         }
+    }
+
+    fn below_cap(&mut self) {
+        self.capped = false;
     }
 
     fn reset(&mut self) {
@@ -273,7 +319,6 @@ impl AcceptBackoff {
             tracing::info!(failures = self.failures, "accept recovered");
         }
         self.failures = 0;
-        self.capped = false;
     }
 }
 
@@ -298,17 +343,26 @@ fn http_builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
     builder
 }
 
-/// Runs one TLS handshake in its own task, bounded by `timeout`, and hands the stream back to
-/// the accept loop; a failed or late handshake only logs at debug level.
+/// Runs one TLS handshake in its own task, bounded by `timeout` and ended early when a newer
+/// connection takes its slot, and hands the stream back to the accept loop (a connection that
+/// presented a verified client certificate is authenticated from here on); a failed or late
+/// handshake only logs at debug level.
 fn spawn_handshake(
     acceptor: tokio_rustls::TlsAcceptor,
     tcp: tokio::net::TcpStream,
     timeout: Duration,
-    slot: OwnedSemaphorePermit,
-    handshaken: tokio::sync::mpsc::Sender<(TlsStream, ConnectionInfo, OwnedSemaphorePermit)>,
+    mut slot: Slot,
+    handshaken: tokio::sync::mpsc::Sender<Handshaken>,
 ) {
     tokio::spawn(async move {
-        let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
+        let accepted = tokio::select! {
+            a = tokio::time::timeout(timeout, acceptor.accept(tcp)) => a,
+            _ = slot.displaced() => {
+                tracing::debug!("TLS handshake displaced by a newer connection");
+                return;
+            }
+        };
+        let stream = match accepted {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
                 refused_handshake(&e);
@@ -327,6 +381,9 @@ fn spawn_handshake(
                 .is_some_and(|c| !c.is_empty()),
             insecure: false,
         };
+        if info.verified_cert {
+            slot.trust().authenticated();
+        }
         // The server may have stopped meanwhile; then the stream is dropped.
         let _ = handshaken.send((stream, info, slot)).await;
     });

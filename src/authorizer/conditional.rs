@@ -19,6 +19,8 @@ use crate::review::{
 };
 use std::collections::HashMap;
 
+pub mod bounded;
+
 /// One condition an entry authored: what it evaluates and the reason it gives when it applies.
 #[derive(Debug, Clone)]
 pub(crate) struct Authored {
@@ -26,6 +28,9 @@ pub(crate) struct Authored {
     pub expression: Expression,
     /// Its wire form, compared with what the API server sends back.
     pub wire: Condition,
+    /// The effect it was authored under (the map it is sent in): a condition sent back under
+    /// another effect is refused, not evaluated there.
+    pub effect: DecisionType,
 }
 
 /// The conditions an entry may author, by id.
@@ -43,6 +48,16 @@ impl Catalog {
     /// The condition of `id`.
     pub fn get(&self, id: &str) -> Option<&Authored> {
         self.by_id.get(id)
+    }
+
+    /// Whether the entry has an enforced unconditional Allow rule (authored as an Allow
+    /// condition that always holds when it joins a map), so that it may also answer Allow
+    /// unconditionally.
+    pub fn allows_unconditionally(&self) -> bool {
+        self.by_id.values().any(|a| {
+            a.effect == DecisionType::Allow
+                && a.wire.condition == super::policy::conditional::ALWAYS
+        })
     }
 }
 
@@ -72,10 +87,11 @@ pub(crate) fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catal
     let mut map = ConditionsMap::default();
     let mut catalog = Catalog::default();
     for level in guarded_levels(spec) {
-        let level = level.as_str();
         let quoted = serde_json::to_string(label).ok()?.replace('\'', "\\'");
+        let reads_as = level.cel_reads_as(&format!("oldObject.metadata.labels[{quoted}]"));
+        let level = level.as_str();
         let source = format!(
-            "has(oldObject.metadata.labels) && {quoted} in oldObject.metadata.labels && oldObject.metadata.labels[{quoted}] == '{level}'"
+            "has(oldObject.metadata.labels) && {quoted} in oldObject.metadata.labels && {reads_as}"
         );
         let expression = Expression::compile(&source, Variables::Admission).ok()?;
         let wire = Condition {
@@ -87,7 +103,11 @@ pub(crate) fn guard_conditions(spec: &GuardSpec) -> Option<(ConditionsMap, Catal
             ),
         };
         map.deny_conditions.push(wire.clone());
-        catalog.insert(Authored { expression, wire });
+        catalog.insert(Authored {
+            expression,
+            wire,
+            effect: DecisionType::Deny,
+        });
     }
     Some((map, catalog))
 }
@@ -149,7 +169,7 @@ pub(crate) fn evaluate_map(
     for (conditions, effect) in groups {
         let mut errors = Vec::new();
         for c in conditions {
-            match evaluate_one(catalog, c, bound) {
+            match evaluate_one(catalog, c, effect, bound) {
                 Ok(true) => {
                     let reason = format!("{prefix}/{}", c.description);
                     return unconditional(effect, &reason, "");
@@ -162,7 +182,7 @@ pub(crate) fn evaluate_map(
             }
         }
         if !errors.is_empty() {
-            let error = errors.join(", ");
+            let error = bounded::join(&errors, ", ");
             let reason = "one or more conditional evaluation errors occurred";
             // An erroring Deny condition denies; erroring NoOpinion and Allow conditions give
             // NoOpinion (evaluate.go).
@@ -185,8 +205,14 @@ fn unconditional(effect: DecisionType, reason: &str, error: &str) -> ConditionsA
     }
 }
 
-/// One condition: it must be one warrant authored, sent back unchanged.
-fn evaluate_one(catalog: &Catalog, c: &Condition, bound: &Admission) -> Result<bool, String> {
+/// One condition sent back under `effect`: it must be one warrant authored, unchanged (text
+/// and type), under the effect it was authored with.
+fn evaluate_one(
+    catalog: &Catalog,
+    c: &Condition,
+    effect: DecisionType,
+    bound: &Admission,
+) -> Result<bool, String> {
     let authored = catalog.get(&c.id).ok_or_else(|| {
         "not a condition this authorizer authors (configuration changed?)".to_owned()
     })?;
@@ -194,6 +220,18 @@ fn evaluate_one(catalog: &Catalog, c: &Condition, bound: &Admission) -> Result<b
         return Err(
             "its text differs from what this authorizer authors (configuration changed?)".into(),
         );
+    }
+    if authored.wire.condition_type != c.condition_type {
+        return Err(format!(
+            "its type {:?} is not the type this authorizer authors it with",
+            c.condition_type
+        ));
+    }
+    if authored.effect != effect {
+        return Err(format!(
+            "it was authored with effect={:?}, not {effect:?}",
+            authored.effect
+        ));
     }
     authored
         .expression
@@ -212,6 +250,10 @@ pub(crate) fn policy_catalog(spec: &crate::config::model::PolicySpec) -> Catalog
             catalog.insert(Authored {
                 expression: c.expression.clone(),
                 wire: c.wire.clone(),
+                effect: match rule.effect {
+                    Effect::Deny => DecisionType::Deny,
+                    Effect::Allow => DecisionType::Allow,
+                },
             });
         } else if rule.effect == Effect::Allow
             && !rule.mode.is_observe()
@@ -225,6 +267,7 @@ pub(crate) fn policy_catalog(spec: &crate::config::model::PolicySpec) -> Catalog
             catalog.insert(Authored {
                 expression: expression.clone(),
                 wire: super::policy::conditional::always(rule, &reason),
+                effect: DecisionType::Allow,
             });
         }
     }

@@ -78,7 +78,7 @@ impl Context {
                 .finalizers
                 .as_deref()
                 .is_some_and(|l| l.contains(&s.finalizer)),
-            protected: level.is_some_and(|l| l >= s.finalize_at),
+            protected: super::decide::protects(level, s, self.spec.mode),
             deletion: meta
                 .deletion_timestamp
                 .as_ref()

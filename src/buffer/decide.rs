@@ -5,6 +5,7 @@
 
 use crate::authorizer::deletion_guard::RiskLevel;
 use crate::config::model::buffer::BufferSettings;
+use crate::config::model::guard::{Level, Mode};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -43,6 +44,9 @@ pub enum Release {
     Confirmed,
     /// `maxHold` has passed: released whatever else (`COOLDOWN_EXPIRED`).
     Expired,
+    /// The guard is in Observe mode, which records and never holds: a deletion held before
+    /// the switch is let go (`OBSERVE_MODE`).
+    Observing,
 }
 
 impl Release {
@@ -53,6 +57,7 @@ impl Release {
             Release::CooldownElapsed => "COOLDOWN_ELAPSED",
             Release::Confirmed => "CONFIRMED",
             Release::Expired => "COOLDOWN_EXPIRED",
+            Release::Observing => "OBSERVE_MODE",
         }
     }
 }
@@ -83,6 +88,18 @@ pub enum Deleting {
         /// `deletionTimestamp + maxHold`: the latest it goes.
         deadline: DateTime<Utc>,
     },
+}
+
+/// Whether an object protected at `level` is the buffer ring's to hold: at or above
+/// `finalizeAt`, and only while the guard enforces. Observe mode records what it would have
+/// done and never holds a deletion, so it puts no finalizer on (and takes its own off).
+pub fn protects(level: Option<Level>, s: &BufferSettings, mode: Mode) -> bool {
+    holds(mode) && level.is_some_and(|l| l >= s.finalize_at)
+}
+
+/// Whether the buffer ring holds deletions under a guard in `mode` (only while it enforces).
+pub fn holds(mode: Mode) -> bool {
+    mode == Mode::Enforce
 }
 
 /// The object is not Terminating: whether the finalizer goes on or comes off.

@@ -29,6 +29,9 @@ pub(crate) async fn handle(
     at: DateTime<Utc>,
     seen: &Observed,
 ) -> Result<Action, BufferError> {
+    if !decide::holds(ctx.spec.mode) {
+        return release(ctx, meta, at, Release::Observing, None).await;
+    }
     let now = Utc::now();
     let (risk, stored) = match decide::needs_risk(seen, now, &ctx.settings) {
         true => match assess(ctx, meta, now).await? {
@@ -129,6 +132,7 @@ fn release_message(ctx: &Context, why: Release, risk: Option<&DeletionRisk>) -> 
             "cool-down of {:?} elapsed and the deletion was confirmed ({}): finalizer removed",
             s.cooldown, s.confirmation_annotation
         ),
+        Release::Observing => "the guard is in Observe mode, which holds no deletion: finalizer removed, the deletion finishes now".to_owned(),
         Release::Expired => format!(
             "COOLDOWN_EXPIRED: held for maxHold {:?}{}: finalizer removed, the deletion finishes now",
             s.max_hold,

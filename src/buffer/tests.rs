@@ -50,6 +50,23 @@ fn a_live_object_gets_the_finalizer_when_protected_and_loses_it_when_not() {
 }
 
 #[test]
+fn observe_mode_puts_no_finalizer_on_and_holds_no_deletion() {
+    use crate::config::model::guard::Mode;
+    let s = settings(false);
+    assert!(decide::protects(Some(Level::Critical), &s, Mode::Enforce));
+    assert!(!decide::protects(Some(Level::Standard), &s, Mode::Enforce));
+    // Observe: a critical object is not the ring's to hold, so a finalizer it carries from
+    // Enforce comes off, and a held deletion is let go.
+    let observed = decide::protects(Some(Level::Critical), &s, Mode::Observe);
+    assert!(!observed);
+    assert_eq!(decide::live(&seen(false, observed)), Live::Nothing);
+    assert_eq!(decide::live(&seen(true, observed)), Live::Detach);
+    assert!(decide::holds(Mode::Enforce));
+    assert!(!decide::holds(Mode::Observe));
+    assert_eq!(Release::Observing.as_str(), "OBSERVE_MODE");
+}
+
+#[test]
 fn below_critical_is_released_at_once() {
     let s = settings(false);
     for level in [RiskLevel::Low, RiskLevel::Medium, RiskLevel::High] {

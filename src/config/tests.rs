@@ -408,3 +408,53 @@ fn buffer_block_defaults_and_errors() {
         assert!(joined.contains(path), "missing {path} in\n{joined}");
     }
 }
+
+#[test]
+fn validate_warns_of_deleting_verbs_named_apart_and_of_unguarded_evictions() {
+    let policy = |expression: &str| {
+        format!(
+            "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Policy\n  name: p\n  policy:\n    rules:\n    - name: r\n      effect: Deny\n      expression: \"{expression}\"\n      message: m\n"
+        )
+    };
+    let warnings = |file: String| {
+        crate::config::parse("w.yaml", file.as_bytes())
+            .unwrap()
+            .config
+            .warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+    };
+    let apart = warnings(policy(
+        "request.resourceAttributes.verb in ['update', 'delete']",
+    ));
+    assert_eq!(apart.len(), 1, "{apart:?}");
+    assert!(
+        apart[0].starts_with("w.yaml:8: authorizers[0].policy.rules[0].expression: warning: this rule names verb 'delete' or 'deletecollection' but not both"),
+        "{}",
+        apart[0]
+    );
+    assert!(
+        warnings(policy(
+            "request.resourceAttributes.verb in ['delete', 'deletecollection']"
+        ))
+        .is_empty()
+    );
+    assert!(warnings(policy("request.resourceAttributes.verb == 'update'")).is_empty());
+
+    let guard = |resource: &str| {
+        format!(
+            "apiVersion: warrant.dev/v1alpha1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: DeletionGuard\n  name: g\n  guard:\n    protectedResources:\n    - {{group: \"\", resource: {resource}, level: high}}\n"
+        )
+    };
+    let pods = warnings(guard("pods"));
+    assert_eq!(pods.len(), 1, "{pods:?}");
+    assert!(
+        pods[0].contains(
+            "guard.protectedResources: warning: deletes of pods are guarded, but an eviction"
+        ),
+        "{}",
+        pods[0]
+    );
+    assert!(warnings(guard("persistentvolumeclaims")).is_empty());
+}

@@ -19,6 +19,7 @@ mod entry;
 mod guard;
 mod match_conditions;
 mod policy;
+mod shapes;
 mod webhook;
 
 /// Which flavour of the file this is, from `apiVersion`.

@@ -43,8 +43,8 @@ struct WireSpec {
     #[serde(default)]
     non_resource_attributes: Option<NonResourceAttributes>,
     /// v1 only (KEP-5681); a v1beta1 review carrying it has it ignored, as v1beta1 defines no
-    /// such field.
-    #[serde(default)]
+    /// such field. An object only, as Go's decoder reads it.
+    #[serde(default, deserialize_with = "super::json_object::object_only")]
     authorization_options: Option<AuthorizationOptions>,
 }
 

@@ -5,7 +5,9 @@
 //! [`refuse_array`] first. Types decoded by k8s-openapi need no check:
 //! their visitors accept maps only.
 
-use serde::de::{Error as _, Unexpected};
+use serde::de::{DeserializeOwned, Error as _, Unexpected};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
 /// An error when `json` (leading whitespace allowed) is an array: `invalid type: sequence,
 /// expected <expected>`, as serde words a type mismatch.
@@ -14,6 +16,20 @@ pub(crate) fn refuse_array(json: &[u8], expected: &'static str) -> Result<(), se
         Some(b'[') => Err(serde_json::Error::invalid_type(Unexpected::Seq, &expected)),
         _ => Ok(()),
     }
+}
+
+/// A nested struct from a JSON object only (or `null`), for a field of a derived struct:
+/// `#[serde(default, deserialize_with = "object_only")]`.
+pub fn object_only<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let Some(raw) = Option::<Box<RawValue>>::deserialize(d)? else {
+        return Ok(None);
+    };
+    refuse_array(raw.get().as_bytes(), "a JSON object").map_err(D::Error::custom)?;
+    serde_json::from_str::<Option<T>>(raw.get()).map_err(D::Error::custom)
 }
 
 #[cfg(test)]

@@ -27,6 +27,23 @@ fn opted_in_review_decodes_its_options() {
 }
 
 #[test]
+fn authorization_options_as_an_array_are_refused_as_go_refuses_them() {
+    let mut body = json(&golden("sar-request-conditional.json"));
+    let options = body["spec"]["authorizationOptions"].take();
+    let types = options["handledDecisionTypes"].clone();
+    body["spec"]["authorizationOptions"] = serde_json::json!([types]);
+    let err = decode(&serde_json::to_vec(&body).unwrap()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("invalid type: sequence, expected a JSON object"),
+        "{err}"
+    );
+    body["spec"]["authorizationOptions"] = Value::Null;
+    let review = decode(&serde_json::to_vec(&body).unwrap()).unwrap();
+    assert!(!review.supports_conditions());
+}
+
+#[test]
 fn unknown_decision_types_are_accepted_and_ignored() {
     let review = decode(&golden("sar-request-unknown-types.json")).unwrap();
     let options = review.options().unwrap();

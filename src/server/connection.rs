@@ -1,11 +1,15 @@
 //! One served connection, from its first bytes to its close: the idle timeout (a connection
-//! with no request in flight for `idle_timeout` is shut down gracefully: HTTP/2 sends GOAWAY,
-//! HTTP/1.1 closes after the current exchange), the shutdown drain (every connection is told to
-//! finish its in-flight requests; [`Drain::wait`] resolves when the last one is gone), and the
-//! connection slot it holds until it closes (the listener's cap, see `server.rs`).
+//! with no review in flight for `idle_timeout` is shut down gracefully: HTTP/2 sends GOAWAY,
+//! HTTP/1.1 closes after the current exchange; probes do not count as activity, so a client
+//! polling `/healthz` does not keep a connection forever), the shutdown drain (every connection
+//! is told to finish its in-flight requests; [`Drain::wait`] resolves when the last one is
+//! gone), and the connection slot it holds until it closes (the listener's cap, see
+//! `slots.rs`): a connection that has not authenticated within `unauthenticated_timeout` of its
+//! accept is shut down, and one whose slot a newer connection took is dropped at once.
 
 use super::preface;
 use super::routes::{self, AppState, ConnectionInfo};
+use super::slots::Slot;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
@@ -13,7 +17,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 /// Tells connections to drain and waits until they have.
@@ -74,6 +78,17 @@ pub(super) struct ConnectionSettings {
     pub(super) header_read_timeout: Duration,
     /// How long a connection may sit with no request in flight.
     pub(super) idle_timeout: Duration,
+    /// How long a connection may stay open without authenticating.
+    pub(super) unauthenticated_timeout: Duration,
+}
+
+/// How long an unauthenticated connection told to close (its time budget spent) may take to
+/// finish what it has in flight before it is dropped.
+const UNAUTHENTICATED_GRACE: Duration = Duration::from_secs(1);
+
+/// Whether a path is a probe, which is not activity that keeps a connection open.
+fn is_probe(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz" | "/livez")
 }
 
 /// Requests in flight on one connection and when the last one ended.
@@ -125,18 +140,17 @@ impl Drop for InFlight {
     }
 }
 
-/// A connection's slot under the listener's cap, counted in `warrant_http_open_connections`
-/// from the moment it is served until it closes.
+/// A connection counted in `warrant_http_open_connections` from the moment it is served until
+/// it closes.
 struct OpenConnection {
-    _slot: OwnedSemaphorePermit,
     gauge: prometheus_client::metrics::gauge::Gauge,
 }
 
 impl OpenConnection {
-    fn new(slot: OwnedSemaphorePermit, state: &AppState) -> Self {
+    fn new(state: &AppState) -> Self {
         let gauge = state.metrics.open_connections().clone();
         gauge.inc();
-        Self { _slot: slot, gauge }
+        Self { gauge }
     }
 }
 
@@ -150,7 +164,7 @@ impl Drop for OpenConnection {
 pub(super) fn spawn<I>(
     settings: &ConnectionSettings,
     drain: DrainHandle,
-    slot: OwnedSemaphorePermit,
+    mut slot: Slot,
     state: Arc<AppState>,
     info: ConnectionInfo,
     io: I,
@@ -159,23 +173,31 @@ pub(super) fn spawn<I>(
 {
     let settings = settings.clone();
     tokio::spawn(async move {
-        let _slot = OpenConnection::new(slot, &state);
+        let _open = OpenConnection::new(&state);
         // Until its first bytes arrive, a connection is not drained: a silent one neither
         // delays the drain nor outlives the header-read timeout.
-        let io = match preface::read_ahead(io, settings.header_read_timeout).await {
+        let preface = tokio::select! {
+            p = preface::read_ahead(io, settings.header_read_timeout) => p,
+            _ = slot.displaced() => {
+                tracing::debug!("connection displaced by a newer one before a request");
+                return;
+            }
+        };
+        let io = match preface {
             Ok(io) => io,
             Err(e) => {
                 tracing::debug!(error = %e, "connection dropped before a request");
                 return;
             }
         };
-        serve(settings, drain, state, info, io).await;
+        serve(settings, drain, slot, state, info, io).await;
     });
 }
 
 async fn serve<I>(
     settings: ConnectionSettings,
     mut drain: DrainHandle,
+    mut slot: Slot,
     state: Arc<AppState>,
     info: ConnectionInfo,
     io: I,
@@ -184,9 +206,11 @@ async fn serve<I>(
 {
     let activity = Arc::new(Activity::new());
     let tracked = activity.clone();
-    let service = service_fn(move |req| {
+    let trust = slot.trust();
+    let service = service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
         let state = state.clone();
-        let in_flight = InFlight::start(&tracked);
+        let in_flight = (!is_probe(req.uri().path())).then(|| InFlight::start(&tracked));
+        req.extensions_mut().insert(trust.clone());
         async move {
             let resp = routes::serve(state, info, req).await;
             drop(in_flight);
@@ -196,8 +220,12 @@ async fn serve<I>(
     let conn = settings.builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     let check = (settings.idle_timeout / 4).max(Duration::from_millis(100));
+    let budget = slot.admitted() + settings.unauthenticated_timeout;
     let mut closing = false;
+    // Once an unauthenticated connection is told to close, when it is dropped regardless.
+    let mut cut_off: Option<Instant> = None;
     loop {
+        let unauthenticated = !slot.is_authenticated();
         tokio::select! {
             result = conn.as_mut() => {
                 if let Err(e) = result {
@@ -205,6 +233,22 @@ async fn serve<I>(
                 }
                 return;
             }
+            _ = slot.displaced() => {
+                tracing::debug!("unauthenticated connection displaced by a newer one");
+                return;
+            }
+            _ = tokio::time::sleep_until(budget), if unauthenticated && cut_off.is_none() => {
+                tracing::debug!(
+                    budget = ?settings.unauthenticated_timeout,
+                    "closing a connection that did not authenticate in time"
+                );
+                if !closing {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+                cut_off = Some(Instant::now() + UNAUTHENTICATED_GRACE);
+            }
+            _ = sleep_until_some(cut_off), if unauthenticated => return,
             _ = drain.signal.changed(), if !closing => {
                 conn.as_mut().graceful_shutdown();
                 closing = true;
@@ -217,5 +261,13 @@ async fn serve<I>(
                 }
             }
         }
+    }
+}
+
+/// Sleeps until `at`, or forever when there is no such instant.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }

@@ -33,6 +33,16 @@ pub enum Rejection {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The body would decode into more memory than one request may take.
+    #[error(
+        "request body would take an estimated {estimate} bytes once decoded, above the limit of {limit} bytes"
+    )]
+    TooComplex {
+        /// The estimated decoded size.
+        estimate: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The body did not arrive in time.
     #[error("request body could not be read: not received within {}s", .0.as_secs())]
     BodyTimeout(std::time::Duration),
@@ -83,7 +93,9 @@ impl Rejection {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType")
             }
             Rejection::BodyTimeout(_) => (StatusCode::REQUEST_TIMEOUT, "Timeout"),
-            Rejection::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge"),
+            Rejection::TooLarge { .. } | Rejection::TooComplex { .. } => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge")
+            }
             Rejection::Unauthenticated => (StatusCode::UNAUTHORIZED, "Unauthorized"),
             Rejection::NotFound(_) => (StatusCode::NOT_FOUND, "NotFound"),
             Rejection::MethodNotAllowed { .. } => {

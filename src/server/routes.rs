@@ -6,8 +6,9 @@
 //! authentication is configured.
 
 use super::admit;
-use super::body::{self, BodyBudget};
+use super::body::{self, BodyBudget, Growth};
 use super::caller::CallerAuth;
+use super::decoded;
 use super::rejection::Rejection;
 use crate::admission::{self, Mapped};
 use crate::authorizer::{Deadline, Input};
@@ -175,7 +176,12 @@ fn authenticate(
             .caller_auth
             .authenticate(conn.verified_cert, authorization)
     };
-    caller.map(|_| ()).ok_or(Rejection::Unauthenticated)
+    caller.ok_or(Rejection::Unauthenticated)?;
+    // The connection has proved who is on it: it keeps its slot (see `slots.rs`).
+    if let Some(trust) = req.extensions().get::<super::Trust>() {
+        trust.authenticated();
+    }
+    Ok(())
 }
 
 fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
@@ -198,13 +204,14 @@ fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
     }
 }
 
-/// The body of a request within the size (`limit`), time and memory bounds; the hold keeps its
-/// bytes counted against the process budget until the request is answered.
+/// The body of a request within the size (`growth`), time and memory bounds; the hold keeps
+/// its bytes counted against the process budget until the request is answered.
 async fn read_body(
     state: &AppState,
     req: Request<Incoming>,
-    limit: usize,
+    growth: Growth,
 ) -> Result<(Bytes, body::BodyHold), Rejection> {
+    let limit = growth.larger.map_or(growth.limit, |(more, _)| more);
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -215,11 +222,23 @@ async fn read_body(
     }
     body::read(
         req.into_body(),
-        limit,
+        growth,
         BODY_READ_TIMEOUT,
         &state.body_budget,
     )
     .await
+}
+
+/// What `/authorize` reads: a SubjectAccessReview of at most [`MAX_BODY_BYTES`], or an
+/// AuthorizationConditionsReview (which carries an admission request's objects) of at most
+/// [`MAX_ADMISSION_BODY_BYTES`] when its first bytes say so.
+fn authorize_growth() -> Growth {
+    Growth {
+        limit: MAX_BODY_BYTES,
+        larger: Some((MAX_ADMISSION_BODY_BYTES, |head| {
+            review::declares_kind(head, review::CONDITIONS_REVIEW_KIND)
+        })),
+    }
 }
 
 async fn authorize(
@@ -227,9 +246,11 @@ async fn authorize(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
-    let (body, _hold) = read_body(state, req, MAX_ADMISSION_BODY_BYTES).await?;
+    let (body, mut hold) = read_body(state, req, authorize_growth()).await?;
+    decoded::charge(&mut hold, &state.body_budget, &body)?;
     // kube-apiserver sends its AuthorizationConditionsReviews to the same endpoint unless the
-    // webhook's conditionsReview names another kubeconfig context; TypeMeta tells them apart.
+    // webhook's conditionsReview names another kubeconfig context; TypeMeta tells them apart
+    // (and, for a body past the SubjectAccessReview limit, must lead it).
     if review::is_conditions_review(&body) {
         return conditions_review(state, &body).await;
     }
@@ -329,7 +350,9 @@ async fn admit(
 ) -> Result<Response<Full<Bytes>>, Rejection> {
     check_content_type(&req)?;
     let budget = admit::budget(req.uri().query(), state.review_timeout);
-    let (body, _hold) = read_body(state, req, MAX_ADMISSION_BODY_BYTES).await?;
+    let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
+    let (body, mut hold) = read_body(state, req, growth).await?;
+    decoded::charge(&mut hold, &state.body_budget, &body)?;
     let request = admission::decode(&body)?;
     drop(body);
     let active = state.live.load().ok_or(Rejection::NotReady)?;

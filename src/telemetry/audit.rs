@@ -343,13 +343,20 @@ impl<'a> AuditRecord<'a> {
         admission: AdmissionAudit<'a>,
     ) -> Self {
         let denied = answer.decision == crate::decision::Decision::Deny;
+        let record = Self::new(input, answer, elapsed, config_hash);
+        // An admitted request has no deciding authorizer; its code is the one the validation
+        // ring gave for admitting it (the first step that gave one), as in its annotations.
+        let code = record
+            .code
+            .or_else(|| record.authorizers.iter().find_map(|s| s.code));
         Self {
             stage: "admission",
             api_version: crate::admission::API_VERSION,
             admission: Some(admission),
             allowed: !denied,
             denied,
-            ..Self::new(input, answer, elapsed, config_hash)
+            code,
+            ..record
         }
     }
 }

@@ -310,6 +310,83 @@ async fn an_approved_ticket_on_the_object_admits_it() {
     s.w.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admitted_deletion_records_its_code_at_the_top_level() {
+    let quiet = start(Fixed::default(), "Deny", "").await;
+    let (_, r) = admit(&quiet.w, &delete("uid-3", deployment(None, None, 0))).await;
+    assert_eq!(r["allowed"], true, "{r}");
+    let rec = &audit(&quiet.w, 1).await[0];
+    assert_eq!(rec["decision"], "NoOpinion");
+    assert_eq!(rec["code"], "ALLOW", "{rec}");
+    assert_eq!(rec["code"], rec["authorizers"][0]["code"], "{rec}");
+    assert_eq!(rec["code"], r["auditAnnotations"]["code"], "{rec}");
+    quiet.w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_break_glass_deletion_is_recorded_at_its_real_risk() {
+    let s = start(busy(), "Deny", "    breakGlassGroups: [sre-break-glass]\n").await;
+    let w = &s.w;
+    let body = delete("uid-bg", deployment(Some("critical"), None, 0)).replace(
+        r#""groups":["dev","system:authenticated"]"#,
+        r#""groups":["sre-break-glass","system:authenticated"]"#,
+    );
+    assert!(body.contains("sre-break-glass"));
+    let (_, r) = admit(w, &body).await;
+    assert_eq!(r["allowed"], true, "{r}");
+    let notes = &r["auditAnnotations"];
+    assert_eq!(notes["code"], "BREAK_GLASS", "{r}");
+    assert_eq!(notes["risk-level"], "CRITICAL", "{r}");
+    let report: Value = serde_json::from_str(notes["report"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        report["riskScore"],
+        expected_score(&report["riskReasons"]),
+        "{r}"
+    );
+    let rec = &audit(w, 1).await[0];
+    assert_eq!(
+        rec["authorizers"][0]["guard"]["riskLevel"], "CRITICAL",
+        "{rec}"
+    );
+    s.w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warrants_own_account_cannot_lower_a_protection_label_unjudged() {
+    let s = start(busy(), "Deny", "").await;
+    let w = &s.w;
+    let as_warrant = |body: String| {
+        body.replace(
+            r#""username":"jane""#,
+            r#""username":"system:serviceaccount:warrant-system:warrant""#,
+        )
+    };
+    let lowered = as_warrant(review(
+        "uid-own-1",
+        "UPDATE",
+        deployment(Some("critical"), None, 0),
+        deployment(Some("standard"), None, 0),
+        false,
+    ));
+    assert!(lowered.contains("warrant-system:warrant"));
+    let (_, r) = admit(w, &lowered).await;
+    assert_eq!(r["allowed"], false, "{r}");
+    assert_eq!(r["auditAnnotations"]["code"], "MISSING_TICKET", "{r}");
+    // Its own change (the requester annotation) stays its own: not judged.
+    let mut annotated = deployment(Some("critical"), None, 0);
+    annotated["metadata"]["annotations"]["warrant.dev/deletion-requested-by"] = json!("jane");
+    let own = as_warrant(review(
+        "uid-own-2",
+        "UPDATE",
+        deployment(Some("critical"), None, 0),
+        annotated,
+        false,
+    ));
+    let (_, r) = admit(w, &own).await;
+    assert_eq!(r["allowed"], true, "{r}");
+    s.w.stop().await;
+}
+
 /// An AdmissionReview deleting the unlabelled Namespace `shop`, with the ticket `ticket`
 /// annotated on it.
 fn namespace_delete(uid: &str, ticket: Option<&str>) -> String {
@@ -895,7 +972,12 @@ fn the_shipped_webhook_configuration() {
                 .map(|c| c.expression.as_str())
                 .unwrap_or_else(|| panic!("{name}: no matchCondition {n}"))
         };
-        assert!(by_name("not-warrant").contains("'system:serviceaccount:warrant-system:warrant'"));
+        // warrant's own account is left out only for its own changes: a change of the
+        // protection label or the confirmation annotation by it is still sent.
+        let own = by_name("not-warrants-own-changes");
+        assert!(own.contains("'system:serviceaccount:warrant-system:warrant'"));
+        assert!(own.contains(&format!("'{LABEL}' in oldObject.metadata.labels")));
+        assert!(own.contains("'warrant.dev/deletion-confirmed' in object.metadata.annotations"));
         let control_plane = by_name("not-control-plane");
         for who in [
             "'system:kube-controller-manager'",

@@ -503,19 +503,30 @@ async fn idle_connections_are_closed_and_busy_ones_are_not() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_connection_cap_holds_new_connections_until_one_closes() {
+async fn the_connection_cap_holds_new_connections_until_an_authenticated_one_closes() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    // 2,000 idle connections used to be held at once. With a cap of 3,
-    // three silent connections hold every slot (each until the 500 ms header-read timeout of
-    // the test server); a fourth is accepted by the kernel but served only once a slot frees.
+    // 2,000 idle connections used to be held at once. With a cap of 3, three connections that
+    // have authenticated (a first review; no caller authentication is configured on the plain
+    // listener) and sit idle hold every slot, each until the 500 ms header-read timeout of the
+    // test server; a fourth is accepted by the kernel but served only once a slot frees.
+    // (Unauthenticated connections never hold the cap this way: a new connection takes the
+    // slot of the oldest of them, see the starvation tests.)
     let w = Warrant::start(Options {
         client_ca: false,
         max_connections: Some(3),
         ..Options::default()
     })
     .await;
-    let silent = open_idle(w.plain_addr, 3).await;
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut c = tokio::net::TcpStream::connect(w.plain_addr).await.unwrap();
+        c.write_all(&plain_review_request()).await.unwrap();
+        let mut answer = vec![0u8; 4096];
+        let n = c.read(&mut answer).await.unwrap();
+        let text = String::from_utf8_lossy(&answer[..n]);
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        held.push(c);
+    }
     let mut fourth = tokio::net::TcpStream::connect(w.plain_addr).await.unwrap();
     let asked = std::time::Instant::now();
     fourth.write_all(&plain_review_request()).await.unwrap();
@@ -534,22 +545,22 @@ async fn the_connection_cap_holds_new_connections_until_one_closes() {
         "answered after {:?}: the fourth connection did not wait for a slot",
         asked.elapsed()
     );
-    drop(silent);
+    drop(held);
     w.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_body_budget_refuses_with_429_and_is_given_back() {
-    // Unfinished bodies over many HTTP/2 streams used to grow the process
-    // to 744 MB. With a 4 KiB budget, one request holding 3 KiB of an unfinished body leaves
-    // too little for another 3 KiB body: that one gets 429 with Retry-After; once the first is
-    // answered its bytes are given back.
+    // Unfinished bodies over many HTTP/2 streams used to grow the process to 744 MB. With an
+    // 8 KiB budget, one request holding 5 KiB of an unfinished body leaves too little for
+    // another 5 KiB body: that one gets 429 with Retry-After; once the first is answered its
+    // bytes are given back (one such body and its decoded tree, about 1.5 KiB, fit).
     let w = Warrant::start(Options {
-        body_budget: Some(4 * 1024),
+        body_budget: Some(8 * 1024),
         ..Options::default()
     })
     .await;
-    let padded = format!("{V1_REVIEW}{}", " ".repeat(3 * 1024 - V1_REVIEW.len()));
+    let padded = format!("{V1_REVIEW}{}", " ".repeat(5 * 1024 - V1_REVIEW.len()));
     let (tx, rx) = tokio::sync::mpsc::channel(2);
     let (c, url) = (w.client(), w.url("/authorize"));
     let held = tokio::spawn(async move {

@@ -4,8 +4,10 @@
 //! tens of thousands of `extra` keys. Each test is bounded in time and count.
 
 mod cache_flood;
+mod decoded_memory;
 mod extra_cost;
 mod load;
+mod log_colour;
 mod reload_under_load;
 mod rotation;
 mod served;

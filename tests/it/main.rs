@@ -10,6 +10,7 @@
 mod admit;
 mod bad_configs;
 mod binary;
+mod body_limits;
 mod cel;
 mod cel_diff;
 mod check_conditions;
@@ -23,6 +24,7 @@ mod reference;
 mod reload;
 mod replay;
 mod shadow;
+mod starvation;
 mod suite;
 mod support;
 mod tls;

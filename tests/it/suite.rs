@@ -37,7 +37,7 @@ fn suite(dir: &std::path::Path, name: &str, body: &str) -> String {
 fn shipped_policy_suite_passes() {
     let o = run(&[&repo("authz-config/tests/policy-example.yaml")]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert_eq!(stdout(&o), "23 passed, 0 failed\n");
+    assert_eq!(stdout(&o), "28 passed, 0 failed\n");
 }
 
 #[test]

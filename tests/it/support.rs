@@ -101,6 +101,8 @@ pub struct Options {
     /// The request-body budget in bytes (the server's default when `None`).
     pub body_budget: Option<usize>,
     pub idle_timeout: Option<Duration>,
+    /// How long a connection may stay unauthenticated (the server's default when `None`).
+    pub unauthenticated_timeout: Option<Duration>,
     /// The validation ring's cluster view (`NoCluster` when `None`).
     pub cluster: Option<Arc<dyn warrant::object::ClusterView>>,
 }
@@ -119,6 +121,7 @@ impl Default for Options {
             max_connections: None,
             body_budget: None,
             idle_timeout: None,
+            unauthenticated_timeout: None,
         }
     }
 }
@@ -215,6 +218,9 @@ impl Warrant {
         }
         if let Some(d) = opts.idle_timeout {
             options.idle_timeout = d;
+        }
+        if let Some(d) = opts.unauthenticated_timeout {
+            options.unauthenticated_timeout = d;
         }
         let server = Server::bind(options, tls, state).await.unwrap();
         let addr = server.local_addr();

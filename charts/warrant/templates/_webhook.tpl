@@ -33,15 +33,33 @@ matchPolicy: Equivalent
   scope: Namespaced
 {{- end -}}
 
-{{/* The matchConditions: not warrant itself, not the control plane, and UPDATEs only when the
-     ring judges them (see the comment at the top of the webhook configuration). */}}
+{{/* The matchConditions: not warrant itself for its own changes (its finalizer, its requester
+     annotation; a change of the protection label or the confirmation annotation by it is sent),
+     not the control plane, and UPDATEs only when the ring judges them (see the comment at the
+     top of the webhook configuration). */}}
 {{- define "warrant.webhookMatchConditions" -}}
 {{- $label := .Values.guardNames.protectionLabel -}}
 {{- $fin := .Values.guardNames.bufferFinalizer -}}
 {{- $conf := .Values.guardNames.confirmationAnnotation -}}
 {{- $req := .Values.guardNames.requesterAnnotation -}}
-- name: not-warrant
-  expression: "request.userInfo.username != '{{ include "warrant.serviceAccountUser" . }}'"
+- name: not-warrants-own-changes
+  expression: >-
+    request.userInfo.username != '{{ include "warrant.serviceAccountUser" . }}'
+    || (request.operation == 'UPDATE'
+    && ((has(oldObject.metadata.labels)
+    && '{{ $label }}' in oldObject.metadata.labels
+    && (!has(object.metadata.labels)
+    || !('{{ $label }}' in object.metadata.labels)
+    || object.metadata.labels['{{ $label }}']
+    != oldObject.metadata.labels['{{ $label }}']))
+    || ((has(object.metadata.annotations)
+    && '{{ $conf }}' in object.metadata.annotations)
+    ? (!has(oldObject.metadata.annotations)
+    || !('{{ $conf }}' in oldObject.metadata.annotations)
+    || oldObject.metadata.annotations['{{ $conf }}']
+    != object.metadata.annotations['{{ $conf }}'])
+    : (has(oldObject.metadata.annotations)
+    && '{{ $conf }}' in oldObject.metadata.annotations))))
 - name: not-control-plane
   expression: >-
     !(request.userInfo.username in {{ .Values.webhook.excludedUsers | toJson | replace "\"" "'" | replace "," ", " }})

@@ -7,6 +7,7 @@ use super::union::Chain;
 use crate::authorizer::Deadline;
 use crate::authorizer::conditional;
 use crate::cel::Admission;
+use crate::config::AuthorizerType;
 use crate::review::{ConditionsAwareDecision, ConditionsReview, DecisionType};
 
 impl Chain {
@@ -29,11 +30,22 @@ impl Chain {
             );
         }
         let bound = Admission::new(&review.admission_request);
-        let mut reasons = Vec::new();
+        let (mut reasons, mut errors) = (Vec::new(), Vec::new());
         for member in &d.union {
             let sub = &member.decision;
             let result = match sub.decision_type {
-                DecisionType::Allow | DecisionType::Deny => return sub.clone(),
+                DecisionType::Deny => return sub.clone(),
+                DecisionType::Allow if self.may_allow(&member.authorizer_name) => {
+                    return sub.clone();
+                }
+                DecisionType::Allow => conditional::failure(
+                    sub,
+                    "failed closed",
+                    &format!(
+                        "authorizer {:?} of this configuration never answers Allow unconditionally",
+                        member.authorizer_name
+                    ),
+                ),
                 DecisionType::NoOpinion => continue,
                 DecisionType::ConditionsMap | DecisionType::Union => {
                     let evaluated = self
@@ -57,14 +69,19 @@ impl Chain {
             match result.decision_type {
                 DecisionType::Allow | DecisionType::Deny => return result,
                 _ => {
-                    let (reason, _) = result.parts();
+                    let (reason, error) = result.parts();
                     if !reason.is_empty() {
                         reasons.push(format!("{}: {reason}", member.authorizer_name));
+                    }
+                    if !error.is_empty() {
+                        errors.push(format!("{}: {error}", member.authorizer_name));
                     }
                 }
             }
         }
-        ConditionsAwareDecision::no_opinion(&reasons.join("\n"), "")
+        // Evaluation errors (a cost limit hit) are answered, not dropped; lists are capped.
+        let reason = conditional::bounded::join(&reasons, "\n");
+        ConditionsAwareDecision::no_opinion(&reason, &conditional::bounded::join(&errors, "\n"))
     }
 
     /// One conditional sub-decision, by the entry that authored it.
@@ -101,5 +118,16 @@ impl Chain {
 
     fn entry(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.name.as_str() == name)
+    }
+
+    /// Whether the entry `name` can answer Allow unconditionally, so that a union member saying
+    /// so may be one warrant authored: AlwaysAllow, a Webhook (whatever its downstream said) or
+    /// a Policy with an enforced unconditional Allow rule; never a DeletionGuard or AlwaysDeny.
+    fn may_allow(&self, name: &str) -> bool {
+        self.entry(name).is_some_and(|e| match e.authorizer_type {
+            AuthorizerType::AlwaysAllow | AuthorizerType::Webhook => true,
+            AuthorizerType::Policy => e.catalog.allows_unconditionally(),
+            AuthorizerType::AlwaysDeny | AuthorizerType::DeletionGuard => false,
+        })
     }
 }

@@ -3,13 +3,20 @@
 //! conditions on `oldObject.metadata.labels` instead (one per guarded level, built once by
 //! [`crate::authorizer::conditional::guard_conditions`]). kube-apiserver evaluates them at
 //! admission on the revision actually deleted, so a label added a moment before the delete
-//! still counts. Break-glass and fully trusted requesters, and requests presenting a ticket,
-//! get no conditions: the validation ring judges those with everything it knows.
+//! still counts. Break-glass and fully trusted requesters get no conditions: the validation
+//! ring judges those with everything it knows. A presented ticket lifts only the conditions of
+//! the levels it passes the guard's checks for (found, approved, enough approvers for that
+//! level, unexpired, in scope): an id that does not resolve lifts nothing, since on a cluster
+//! relying on conditions no ring may be there to judge it.
 
 use super::gates;
-use super::scope::{self, Scope};
+use super::scope::{self, Scope, Target};
 use super::state::GuardShared;
+use super::tickets;
 use crate::authorizer::Input;
+use crate::authorizer::conditional::guarded_levels;
+use crate::config::model::conditions::CONDITION_DOMAIN;
+use crate::config::model::guard::Level;
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::Code;
 use crate::review::ConditionsMap;
@@ -32,13 +39,11 @@ pub(super) fn attach(
         return verdict;
     };
     let destructive = matches!(target.verb, "delete" | "deletecollection");
-    let ticketed = input
-        .review
-        .spec()
-        .extra
-        .as_ref()
-        .is_some_and(|e| e.contains_key(&spec.tickets.extra_key));
-    if !destructive || ticketed || gates::stands_aside_anyway(spec, &target) {
+    if !destructive || gates::stands_aside_anyway(spec, &target) {
+        return verdict;
+    }
+    let map = uncovered(shared, map, input, &target);
+    if map.deny_conditions.is_empty() {
         return verdict;
     }
     let reason = Reason {
@@ -46,8 +51,44 @@ pub(super) fn attach(
         message: "deletion is conditional on the object's protection label".into(),
         code: Code::new("LABEL_PROTECTED").ok(),
     };
-    let mut conditional = Verdict::conditional(map.clone(), Some(reason));
+    let mut conditional = Verdict::conditional(map, Some(reason));
     conditional.detail = verdict.detail;
     conditional.shadows = verdict.shadows;
     conditional
+}
+
+/// The conditions a presented ticket does not lift: those of every level the ticket (the first
+/// value of the `extra` key) fails the guard's checks for, all of them without a ticket.
+fn uncovered(
+    shared: &GuardShared,
+    map: &ConditionsMap,
+    input: &Input,
+    target: &Target<'_>,
+) -> ConditionsMap {
+    let spec = &shared.spec;
+    let presented = input
+        .review
+        .spec()
+        .extra
+        .as_ref()
+        .and_then(|e| e.get(&spec.tickets.extra_key))
+        .and_then(|v| v.first());
+    let Some(id) = presented else {
+        return map.clone();
+    };
+    let source = shared.tickets.as_deref();
+    let covers = |level: Level| {
+        matches!(
+            tickets::named(spec, source, level, input.now, target, id),
+            Ok(Ok(_))
+        )
+    };
+    let lifted: Vec<String> = guarded_levels(spec)
+        .into_iter()
+        .filter(|l| covers(*l))
+        .map(|l| format!("{CONDITION_DOMAIN}/protection-{}", l.as_str()))
+        .collect();
+    let mut kept = map.clone();
+    kept.deny_conditions.retain(|c| !lifted.contains(&c.id));
+    kept
 }

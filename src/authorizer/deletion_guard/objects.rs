@@ -211,11 +211,10 @@ fn label_level(object: &Subject, key: &str) -> Option<LabelLevel> {
     object.label(key).map(read_level)
 }
 
-/// A label value's level, case-insensitively; an unknown value reads as `standard` (the object
-/// is still protected, at the lowest level).
+/// A label value's level, by the one rule ([`Level::of_label`]).
 pub(super) fn read_level(value: &str) -> LabelLevel {
     LabelLevel {
-        level: Level::parse(&value.to_ascii_lowercase()).unwrap_or(Level::Standard),
+        level: Level::of_label(value),
         value: value.to_owned(),
     }
 }

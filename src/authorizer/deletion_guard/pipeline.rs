@@ -123,7 +123,10 @@ impl DeletionGuard {
         }
         let target = match scope::admission_scope(spec, &input.review, ctx.operation) {
             Scope::Outside => return Ok(Verdict::bare(Decision::NoOpinion)),
-            Scope::Excluded(why) => return Ok(confirmed.unwrap_or_else(|| self.excluded(why))),
+            Scope::Excluded(why) => match own_account_overreach(spec, input, ctx) {
+                Some(target) => target,
+                None => return Ok(confirmed.unwrap_or_else(|| self.excluded(why))),
+            },
             Scope::Judged(target) => target,
         };
         let stands_aside = || {
@@ -137,8 +140,11 @@ impl DeletionGuard {
         }
         // Break-glass and principals trusted at every level need no fact about the object: they
         // stand aside even while the cluster view cannot answer (the outage break-glass is for).
+        // The facts are still gathered when they can be, so that the bypass is recorded at the
+        // risk it really carries.
         if gates::stands_aside_anyway(spec, &target) {
-            return Ok(self.conclude(input, target, None, deadline).await?);
+            let facts = objects::gather(spec, ctx, &target).await.ok();
+            return Ok(self.conclude(input, target, facts, deadline).await?);
         }
         match objects::gather(spec, ctx, &target).await {
             Ok(mut facts) => {
@@ -281,4 +287,20 @@ impl Authorizer for DeletionGuard {
             Some(ctx) => Box::pin(self.admit(input, ctx, deadline)),
         }
     }
+}
+
+/// warrant's own service account is excluded for the changes warrant makes (its finalizer, its
+/// requester annotation), not for lowering a protection label, which warrant never does: an
+/// UPDATE by it that lowers one is judged like anyone's (the target), so a leaked token cannot
+/// strip protection unseen.
+fn own_account_overreach<'a>(
+    spec: &GuardSpec,
+    input: &'a Input,
+    ctx: &ObjectContext,
+) -> Option<scope::Target<'a>> {
+    let target = scope::admission_target(&input.review, ctx.operation)?;
+    let own = target.user == spec.warrant_service_account
+        && !crate::config::model::pattern::any(&spec.excluded_namespaces, target.namespace);
+    (own && ctx.operation == Operation::Update && objects::lowers_label(spec, ctx))
+        .then_some(target)
 }

@@ -147,8 +147,9 @@ fn namespace_side(
     facts: Option<&ObjectFacts>,
 ) -> Option<(Level, String)> {
     let mut side = Highest::default();
-    side.offer(namespace_level(spec, target), || {
-        format!("protected namespace {}", target.namespace)
+    side.offer(namespace_level(spec, target), || match target.namespace {
+        "" => "protected namespaces".to_owned(),
+        ns => format!("protected namespace {ns}"),
     });
     if let Some(l) = facts.and_then(|f| f.namespace_label.as_ref()) {
         side.offer(Some(l.level), || {
@@ -230,6 +231,11 @@ fn label_key(spec: &GuardSpec) -> &str {
 
 /// The highest level of the protected namespace rules naming the target's namespace.
 fn namespace_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Level> {
+    // A collection delete of Namespaces names none but may sweep every protected one, as a
+    // collection delete of a kind is judged at the highest level of its rules.
+    if target.is_namespace() && target.verb == "deletecollection" && target.namespace.is_empty() {
+        return spec.namespaces.iter().map(|p| p.level).max();
+    }
     if target.namespace.is_empty() {
         return None;
     }

@@ -84,10 +84,11 @@ fn destructive_target<'a>(spec: &GuardSpec, review: &'a Review) -> Option<Target
     let verb = ra.verb.as_deref().unwrap_or("");
     let group = ra.group.as_deref().unwrap_or("");
     let resource = ra.resource.as_deref().unwrap_or("");
-    // A subresource (pods/eviction is handled by its own verb) is not the object itself.
-    if !destructive(spec, verb, group, resource)
-        || ra.subresource.as_deref().is_some_and(|s| !s.is_empty())
-    {
+    // A subresource is not the object itself, with one exception: `scale` rewrites the
+    // replicas of a kind whose updates are guarded, as a patch of the object would.
+    let subresource = ra.subresource.as_deref().unwrap_or("");
+    let rewrites = subresource == SCALE && matches!(verb, "update" | "patch");
+    if !destructive(spec, verb, group, resource) || !(subresource.is_empty() || rewrites) {
         return None;
     }
     Some(described(review, verb))
@@ -111,6 +112,9 @@ fn admission_request_target(review: &Review, operation: Operation) -> Option<Tar
     }
     Some(described(review, verb))
 }
+
+/// The subresource through which a workload's replicas are changed.
+const SCALE: &str = "scale";
 
 /// The target a review describes (its resource attributes are set).
 fn described<'a>(review: &'a Review, verb: &'a str) -> Target<'a> {

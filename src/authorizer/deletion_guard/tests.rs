@@ -214,6 +214,86 @@ fn expect_ticket(
 }
 
 #[test]
+fn the_authorization_ring_does_not_ask_for_a_ticket_annotation_it_cannot_read() {
+    // The authorization ring sees no object: its missing-ticket message names the extra key
+    // and sends annotations to the validation ring instead of offering them as an equal way.
+    let dir = tempfile::tempdir().unwrap();
+    tickets_file(dir.path(), TICKETS);
+    let yaml = SPEC
+        .replace("MODE", "Enforce")
+        .replace("TICKETS", "tickets.yaml")
+        .replace(
+            "    breakGlassGroups",
+            "    ticketAnnotation: warrant.dev/ticket-id\n    breakGlassGroups",
+        );
+    let file = dir.path().join("authz.yaml");
+    let loaded = crate::config::parse(&file.to_string_lossy(), yaml.as_bytes()).unwrap();
+    let AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("not a guard");
+    };
+    let g = DeletionGuard::new(
+        GuardShared::new(spec, FailurePolicy::Deny),
+        &crate::names::AuthorizerName::new("guard").unwrap(),
+        &Default::default(),
+    );
+    let (decision, message, code, _) = judged(
+        &g,
+        &delete("production", "configmaps/x", "alice", &[], None),
+    );
+    assert_eq!(
+        (decision, code.as_str()),
+        (Decision::Deny, "MISSING_TICKET")
+    );
+    assert!(
+        message.starts_with(
+            "a change ticket is required (present it as user extra warrant.dev/ticket; the \
+             annotation warrant.dev/ticket-id on the object is read only at admission"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("or annotation"), "{message}");
+}
+
+#[test]
+fn scaling_a_kind_whose_updates_are_guarded_is_guarded_like_patching_it() {
+    let dir = tempfile::tempdir().unwrap();
+    tickets_file(dir.path(), TICKETS);
+    let yaml = SPEC
+        .replace("MODE", "Enforce")
+        .replace("TICKETS", "tickets.yaml")
+        .replace(
+            "    breakGlassGroups",
+            "    updateResources: [{group: apps, resource: statefulsets}]\n    breakGlassGroups",
+        );
+    let file = dir.path().join("authz.yaml");
+    let loaded = crate::config::parse(&file.to_string_lossy(), yaml.as_bytes()).unwrap();
+    let AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("not a guard");
+    };
+    let g = DeletionGuard::new(
+        GuardShared::new(spec, FailurePolicy::Deny),
+        &crate::names::AuthorizerName::new("guard").unwrap(),
+        &Default::default(),
+    );
+    let ask = |verb: &str, subresource: &str| {
+        let body = serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": "alice", "groups": [], "resourceAttributes": {"verb": verb, "group": "apps",
+              "resource": "statefulsets", "subresource": subresource, "name": "db", "namespace": "production"}}});
+        let input = Input::new(
+            crate::review::decode(body.to_string().as_bytes()).unwrap(),
+            at(NOW),
+        );
+        g.judge(&input).unwrap().decision
+    };
+    assert_eq!(ask("patch", ""), Decision::Deny);
+    assert_eq!(ask("patch", "scale"), Decision::Deny);
+    assert_eq!(ask("update", "scale"), Decision::Deny);
+    // Other subresources are not the object.
+    assert_eq!(ask("patch", "status"), Decision::NoOpinion);
+    assert_eq!(ask("get", "scale"), Decision::NoOpinion);
+}
+
+#[test]
 fn presented_and_pre_authorising_tickets_follow_the_same_rules() {
     let dir = tempfile::tempdir().unwrap();
     tickets_file(dir.path(), TICKETS);

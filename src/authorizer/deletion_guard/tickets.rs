@@ -56,7 +56,7 @@ pub(super) fn gate(
         Demand::IfRequired if !listed && case.risk.level < RiskLevel::High => {
             return Ok(Ticketed::NotRequired);
         }
-        Demand::IfRequired => Finding::new(GuardCode::MissingTicket, ask(spec)),
+        Demand::IfRequired => Finding::new(GuardCode::MissingTicket, ask(spec, case)),
     };
     let snapshot = source.map(TicketSource::snapshot);
     let tickets = match loaded(spec, snapshot.as_deref())? {
@@ -123,14 +123,20 @@ pub(super) fn named(
     Ok(check_presented(tickets, id, &need, target))
 }
 
-/// How to present a ticket, as a missing-ticket message says it.
-fn ask(spec: &GuardSpec) -> String {
+/// How to present a ticket, as a missing-ticket message says it: only what the deciding ring
+/// reads. The validation ring (at admission, `case.facts` set) reads the user `extra` key and
+/// the object's annotation; the authorization ring sees no object, so it names the `extra` key
+/// and says that the annotation is read only at admission.
+fn ask(spec: &GuardSpec, case: &Case<'_>) -> String {
     let extra = &spec.tickets.extra_key;
-    match &spec.objects.ticket_annotation {
-        Some(a) => format!(
+    match (&spec.objects.ticket_annotation, case.facts.is_some()) {
+        (Some(a), true) => format!(
             "a change ticket is required (present it as user extra {extra} or annotation {a} on the object)"
         ),
-        None => format!("a change ticket is required (present it as user extra {extra})"),
+        (Some(a), false) => format!(
+            "a change ticket is required (present it as user extra {extra}; the annotation {a} on the object is read only at admission, by the validation ring, which a request refused here never reaches)"
+        ),
+        (None, _) => format!("a change ticket is required (present it as user extra {extra})"),
     }
 }
 

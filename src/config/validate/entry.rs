@@ -148,6 +148,9 @@ pub(super) fn check(
         );
     }
     let conditions = conditions::check_block(c, &e.base, a.conditions.as_ref());
+    if is(ty, AuthorizerType::Policy) {
+        conditions::refuse_validation_ring(c, &e.base, a.conditions.as_ref());
+    }
     let name = check_name(c, &e, a.name.as_ref(), ty, &mut claims.names);
     let webhook = check_webhook(c, &e, a.webhook.as_ref(), ty);
     let mut failure_policy = check_failure_policy(c, &e, a.failure_policy.as_ref(), ty);

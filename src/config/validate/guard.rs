@@ -44,6 +44,7 @@ pub(super) fn check(
     let update_resources = update_resources(c, &p, f);
     let namespaces = protected_namespaces(c, &p, f);
     let resources = protected_resources(c, &p, f);
+    super::shapes::evictions(c, line(g), &format!("{p}.protectedResources"), &resources);
     let (excluded_namespaces, excluded_principals) = exclusions(c, &p, line(g), f);
     never_applies(c, &p, f, &excluded_namespaces);
     let trusted = trusted(c, &p, f);

@@ -63,6 +63,9 @@ pub(super) fn check(
             out.push(r);
         }
     }
+    if c.errors.len() == before {
+        conditions::check_map_size(c, line(rules), &path, &out);
+    }
     (c.errors.len() == before).then_some(PolicySpec { rules: out })
 }
 
@@ -98,6 +101,9 @@ fn check_rule(
         && !e.reads_verb()
     {
         c.warn(rl, format!("{p}.expression"), UNCONSTRAINED_VERB);
+    }
+    if let Some(text) = &rule.expression {
+        super::shapes::deleting_verbs(c, rl, &format!("{p}.expression"), &text.value);
     }
     Some(PolicyRule {
         name: name?,

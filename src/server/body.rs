@@ -21,8 +21,21 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// The budget's unit: permits are KiB.
 const UNIT: usize = 1024;
 
+/// The largest SubjectAccessReview body accepted (1 MiB).
+pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The largest AdmissionReview body accepted (8 MiB). An UPDATE carries the object twice, new
+/// and stored: the new one is bounded by kube-apiserver's request body limit (3 MiB,
+/// `MaxRequestBodyBytes` in `k8s.io/apiserver/pkg/server/config.go`), the stored one by the same
+/// limit when it was written; 2 MiB more cover the envelope. A smaller limit would refuse (and,
+/// with `failurePolicy: Fail`, block) updates of large objects such as CustomResourceDefinitions.
+pub(crate) const MAX_ADMISSION_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long a client may take to send the body after its headers.
+pub(crate) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Where a body counts as large: past the SubjectAccessReview limit.
-const LARGE_FROM: usize = super::routes::MAX_BODY_BYTES;
+const LARGE_FROM: usize = MAX_BODY_BYTES;
 
 /// The request bytes all connections may hold in memory at once.
 #[derive(Debug, Clone)]

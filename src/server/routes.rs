@@ -6,7 +6,9 @@
 //! authentication is configured.
 
 use super::admit;
-use super::body::{self, BodyBudget, Growth};
+use super::body::{
+    self, BODY_READ_TIMEOUT, BodyBudget, Growth, MAX_ADMISSION_BODY_BYTES, MAX_BODY_BYTES,
+};
 use super::caller::CallerAuth;
 use super::decoded;
 use super::rejection::Rejection;
@@ -25,19 +27,6 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The largest SubjectAccessReview body accepted (1 MiB).
-pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// The largest AdmissionReview body accepted (8 MiB). An UPDATE carries the object twice, new
-/// and stored: the new one is bounded by kube-apiserver's request body limit (3 MiB,
-/// `MaxRequestBodyBytes` in `k8s.io/apiserver/pkg/server/config.go`), the stored one by the same
-/// limit when it was written; 2 MiB more cover the envelope. A smaller limit would refuse (and,
-/// with `failurePolicy: Fail`, block) updates of large objects such as CustomResourceDefinitions.
-pub(crate) const MAX_ADMISSION_BODY_BYTES: usize = 8 * 1024 * 1024;
-
-/// How long a client may take to send the body after its headers.
-pub(crate) const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Everything a request needs, shared by all connections.
 #[derive(Debug)]

@@ -1,5 +1,5 @@
 //! One review through a `Policy` of 20 rules behind 3 matchConditions: the conditions, the
-//! binding of the review into CEL values and the rules, as the chain runs them (issue target:
+//! binding of the review into CEL values and the rules, as the chain runs them (the target:
 //! p50 <= 3 us on the CI machine). Also the same review through the whole chain.
 #![allow(
     clippy::unwrap_used,

@@ -352,8 +352,10 @@ func TestRingControlPlaneIsNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, mw, "the marker", func(r admissionRecord) bool { return r.is("DELETE", ns, "marker") })
+	// Admission records only: the buffer ring's controller (still running from an earlier test)
+	// writes its own records to the same log.
 	for _, r := range readRecords[admissionRecord](mw) {
-		if r.User != ringUser {
+		if r.Stage == "admission" && r.User != ringUser {
 			t.Fatalf("warrant-admission judged a request the shipped matchConditions leave out: %+v", r)
 		}
 	}

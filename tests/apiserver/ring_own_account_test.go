@@ -45,14 +45,13 @@ func TestRingOwnAccountCannotLowerAProtectionLabelUnseen(t *testing.T) {
 	if rec.Allowed || rec.User != warrantSA || rec.Code != "MISSING_TICKET" {
 		t.Fatalf("warrant-admission's record of the label change: %+v", rec)
 	}
-	updates := 0
+	// The requester annotation, had it been sent, would have been admitted: every UPDATE record
+	// of the object must be the refused label change (kube-apiserver may judge that one patch
+	// more than once when it retries the write after a conflict).
 	for _, r := range readRecords[admissionRecord](mw) {
-		if r.isAny("UPDATE", ns, name) {
-			updates++
+		if r.isAny("UPDATE", ns, name) && (r.Allowed || r.Code != "MISSING_TICKET") {
+			t.Fatalf("want only the refused label change judged (the requester annotation is warrant's own), got %+v", r)
 		}
-	}
-	if updates != 1 {
-		t.Fatalf("want only the label change judged (the requester annotation is warrant's own), got %d UPDATE records", updates)
 	}
 	d, err := client(t, a, "admin").AppsV1().Deployments(ns).Get(ctx(t), name, metav1.GetOptions{})
 	if err != nil {

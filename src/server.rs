@@ -178,12 +178,7 @@ impl Server {
             state,
             options,
         } = self;
-        let settings = ConnectionSettings {
-            builder: Arc::new(http_builder(&options)),
-            header_read_timeout: options.header_read_timeout,
-            idle_timeout: options.idle_timeout,
-            unauthenticated_timeout: options.unauthenticated_timeout,
-        };
+        let settings = connection_settings(&options);
         let slots = Slots::new(options.max_connections, options.unauthenticated_cap());
         let drain = Drain::new();
         // Handshakes run in their own tasks and hand finished TLS streams back here, so only
@@ -212,13 +207,6 @@ impl Server {
                 }
                 _ = &mut shutdown => break,
             };
-            // TCP_NODELAY, as Go's net package sets on every connection (kube-apiserver's side
-            // of this one has it): a small answer must not wait for Nagle and a delayed ACK.
-            if let Ok((tcp, _)) = &accepted
-                && let Err(e) = tcp.set_nodelay(true)
-            {
-                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-            }
             let (tcp, plain) = match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -227,6 +215,7 @@ impl Server {
                 }
             };
             backoff.reset();
+            no_delay(&tcp);
             // The slot is taken once the connection exists (displacing the oldest
             // unauthenticated one when needed); only a race with promotions can make it wait.
             let slot = loop {
@@ -244,36 +233,75 @@ impl Server {
                     _ = &mut shutdown => break 'serving,
                 }
             };
-            match plain {
-                true => {
-                    let info = ConnectionInfo {
-                        verified_cert: false,
-                        insecure: true,
-                    };
-                    connection::spawn(&settings, drain.handle(), slot, state.clone(), info, tcp);
-                }
-                false => {
-                    let acceptor = tokio_rustls::TlsAcceptor::from(tls.current());
-                    spawn_handshake(
-                        acceptor,
-                        tcp,
-                        options.handshake_timeout,
-                        slot,
-                        handshaken.clone(),
-                    );
-                }
-            }
+            let handoff = Handoff {
+                settings: &settings,
+                drain: &drain,
+                state: &state,
+                tls: &tls,
+                handshake_timeout: options.handshake_timeout,
+                handshaken: &handshaken,
+            };
+            handoff.start(tcp, plain, slot);
         }
         drop(ready);
         drop(listener);
         drop(insecure);
-        tracing::info!("shutting down: draining in-flight requests");
-        if tokio::time::timeout(options.shutdown_grace, drain.wait())
-            .await
-            .is_err()
-        {
-            tracing::warn!("grace period ended with requests still in flight");
+        drain_within(drain, options.shutdown_grace).await;
+    }
+}
+
+/// What an accepted connection is handed to: served at once on the plain-HTTP listener, after
+/// its TLS handshake (in a task of its own) on the TLS one.
+struct Handoff<'a> {
+    settings: &'a ConnectionSettings,
+    drain: &'a Drain,
+    state: &'a Arc<AppState>,
+    tls: &'a Arc<ReloadingTls>,
+    handshake_timeout: Duration,
+    handshaken: &'a tokio::sync::mpsc::Sender<Handshaken>,
+}
+
+impl Handoff<'_> {
+    /// Starts serving `tcp` in `slot` (`plain`: it came in on the plain-HTTP listener).
+    fn start(&self, tcp: tokio::net::TcpStream, plain: bool, slot: Slot) {
+        if plain {
+            let info = ConnectionInfo {
+                verified_cert: false,
+                insecure: true,
+            };
+            let (drain, state) = (self.drain.handle(), self.state.clone());
+            connection::spawn(self.settings, drain, slot, state, info, tcp);
+        } else {
+            let acceptor = tokio_rustls::TlsAcceptor::from(self.tls.current());
+            let handshaken = self.handshaken.clone();
+            spawn_handshake(acceptor, tcp, self.handshake_timeout, slot, handshaken);
         }
+    }
+}
+
+/// The settings every connection is served with.
+fn connection_settings(options: &ServerOptions) -> ConnectionSettings {
+    ConnectionSettings {
+        builder: Arc::new(http_builder(options)),
+        header_read_timeout: options.header_read_timeout,
+        idle_timeout: options.idle_timeout,
+        unauthenticated_timeout: options.unauthenticated_timeout,
+    }
+}
+
+/// TCP_NODELAY, as Go's net package sets on every connection (kube-apiserver's side of this one
+/// has it): a small answer must not wait for Nagle and a delayed ACK.
+fn no_delay(tcp: &tokio::net::TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+    }
+}
+
+/// Waits for the in-flight requests to finish, for at most `grace`.
+async fn drain_within(drain: Drain, grace: Duration) {
+    tracing::info!("shutting down: draining in-flight requests");
+    if tokio::time::timeout(grace, drain.wait()).await.is_err() {
+        tracing::warn!("grace period ended with requests still in flight");
     }
 }
 

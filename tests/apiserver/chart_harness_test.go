@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -321,26 +320,6 @@ func runPod(t *testing.T, a *apiserver, c *kubernetes.Clientset, ns, name string
 	}
 	t.Cleanup(func() { p.stop(10 * time.Second) })
 	return &pod{proc: p, url: "https://" + listen, host: fmt.Sprintf("%s.%s.svc", name, ns)}
-}
-
-// startProcEnv is startProc with an environment.
-func startProcEnv(dir, name string, env []string, bin string, args ...string) (*proc, error) {
-	logPath := filepath.Join(dir, name+".log")
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
-	return p, nil
 }
 
 // waitFinalizer waits until the Deployment carries the finalizer.

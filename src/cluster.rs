@@ -6,6 +6,7 @@
 //! strings, an owner-UID -> children index); [`watch`] feeds it from `kube::runtime`
 //! watchers; [`open`] starts them only once the chain needs the cluster.
 
+pub mod access_review;
 pub(crate) mod annotate;
 pub mod buckets;
 pub mod cache;
@@ -30,6 +31,7 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use access_review::{AccessReviewMetrics, AccessReviewSettings, AccessReviewer};
 pub(crate) use annotate::{AnnotateError, Annotator, ObjectAddress};
 pub use cache::{Cache, CacheOptions};
 pub use connect::{ConnectError, Source};

@@ -202,6 +202,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let source = load_config(&args, &live, times.watch, &telemetry.metrics)?;
     let listener = Listener::prepare(&args, telemetry.certificate_expiry.clone())?;
     let audit = open_audit(&args, &telemetry.metrics)?;
+    let access_review = access_review(&cluster, &telemetry).await?;
     let rings = Rings::start(&live, cluster, &audit, &telemetry, &leadership);
     let state = Arc::new(AppState {
         live: live.clone(),
@@ -216,6 +217,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             metrics: telemetry.defense.clone(),
         },
         body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
+        access_review,
     });
     let server = Server::bind(listener.options(&args, &times), listener.tls.clone(), state).await?;
     announce(&server, listener.generated.as_ref());
@@ -293,6 +295,7 @@ struct Telemetry {
     leader: LeaderMetrics,
     buffer: BufferMetrics,
     defense: DefenseMetrics,
+    access: cluster::AccessReviewMetrics,
     certificate_expiry: CertificateExpiry,
 }
 
@@ -307,6 +310,7 @@ impl Telemetry {
             buffer.register(&mut registry);
         }
         let defense = DefenseMetrics::register(&mut registry);
+        let access = cluster::AccessReviewMetrics::register(&mut registry);
         let certificate_expiry = CertificateExpiry::default();
         certificate_expiry.register(&mut registry);
         Self {
@@ -314,9 +318,25 @@ impl Telemetry {
             leader,
             buffer,
             defense,
+            access,
             certificate_expiry,
         }
     }
+}
+
+/// Who may do what, asked of the API server when there is a cluster connection.
+async fn access_review(
+    cluster: &ClusterStart,
+    telemetry: &Telemetry,
+) -> Result<Arc<dyn crate::object::AccessReview>, ServeError> {
+    Ok(match &cluster.source {
+        Some(source) => Arc::new(cluster::AccessReviewer::new(
+            source.client().await?,
+            cluster::AccessReviewSettings::default(),
+            telemetry.access.clone(),
+        )),
+        None => Arc::new(crate::object::NoAccessReview),
+    })
 }
 
 /// The swap cell of the chain being served, with what its builds need: the webhook cache

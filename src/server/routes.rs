@@ -51,6 +51,9 @@ pub struct AppState {
     /// Performs what the deletion defense owes after an admission decision (recording who
     /// asked for a held deletion).
     pub follow_ups: FollowUps,
+    /// Asks the API server who may do what (approving a ticket, using a constraint), or
+    /// [`crate::object::NoAccessReview`] without a cluster connection.
+    pub access_review: Arc<dyn crate::object::AccessReview>,
 }
 
 /// What the connection knows about its peer.

@@ -25,9 +25,11 @@ fn registered() -> BTreeMap<String, String> {
     buffer.register(&mut registry);
     warrant::server::tls::CertificateExpiry::default().register(&mut registry);
     let defense = warrant::defense::DefenseMetrics::register(&mut registry);
+    let access = warrant::cluster::AccessReviewMetrics::register(&mut registry);
     let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);
     // Series for the families with labels, so that the encoding describes them too.
     defense.record_requester(warrant::defense::metrics::RequesterOutcome::Recorded);
+    access.record(warrant::cluster::access_review::AccessReviewResult::Allowed);
     metrics.record_http(200);
     metrics.record_audit_dropped();
     metrics.record_reload_refusal("lockout");

@@ -105,6 +105,8 @@ pub struct Options {
     pub unauthenticated_timeout: Option<Duration>,
     /// The validation ring's cluster view (`NoCluster` when `None`).
     pub cluster: Option<Arc<dyn warrant::object::ClusterView>>,
+    /// Who may do what (`NoAccessReview` when `None`).
+    pub access_review: Option<Arc<dyn warrant::object::AccessReview>>,
 }
 
 impl Default for Options {
@@ -118,6 +120,7 @@ impl Default for Options {
             webhook_backoff: None,
             review_timeout: None,
             cluster: None,
+            access_review: None,
             max_connections: None,
             body_budget: None,
             idle_timeout: None,
@@ -204,6 +207,10 @@ impl Warrant {
                 .clone()
                 .unwrap_or_else(|| Arc::new(warrant::object::NoCluster)),
             follow_ups: Default::default(),
+            access_review: opts
+                .access_review
+                .clone()
+                .unwrap_or_else(|| Arc::new(warrant::object::NoAccessReview)),
             body_budget: opts
                 .body_budget
                 .map(warrant::server::body::BodyBudget::new)

@@ -163,7 +163,7 @@ impl Annotator {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let stored = api.get_status(name).await.map_err(api_error)?;
+            let stored = api.get(name).await.map_err(api_error)?;
             let mut ticket = serde_json::to_value(&stored)
                 .and_then(serde_json::from_value::<DeletionTicket>)
                 .map_err(|_| MarkError::Unreadable(id.to_owned()))?;

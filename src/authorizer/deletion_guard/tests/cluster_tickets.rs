@@ -204,3 +204,77 @@ fn a_single_use_ticket_is_spent_by_one_deletion() {
         "{message}"
     );
 }
+
+/// At admission: a single-use ticket Used for this very object (the same deletion judged again,
+/// as kube-apiserver does when its write lost a race) still covers it; Used for another object
+/// (a different uid, even under the same name) it does not.
+#[test]
+fn a_used_ticket_covers_only_the_deletion_it_was_used_for() {
+    use crate::authorizer::{Authorizer, Deadline};
+    let loaded = crate::config::parse(
+        "authz.yaml",
+        CLUSTER_SPEC
+            .replace(
+                "protectedNamespaces: [{names: [production], level: critical}]",
+                "protectionLabel: sre.example.com/protection-level",
+            )
+            .as_bytes(),
+    )
+    .unwrap();
+    let AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("not a guard");
+    };
+    let feed = Arc::new(TicketFeed::new());
+    let g = DeletionGuard::new(
+        GuardShared::new_in(spec, FailurePolicy::Deny, None, Some(feed.clone())),
+        &crate::names::AuthorizerName::new("guard").unwrap(),
+        &Default::default(),
+    );
+    let stored = json!({
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "o-1",
+                     "labels": {"sre.example.com/protection-level": "critical"}},
+    });
+    let body = json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-1", "operation": "DELETE", "userInfo": {"username": "alice"},
+            "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+            "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+            "namespace": "shop", "name": "web", "oldObject": stored,
+        }
+    });
+    let request = crate::admission::decode(body.to_string().as_bytes()).unwrap();
+    let mapped = crate::admission::map(request, Arc::new(crate::object::EmptyCluster));
+    let input = Input::new(mapped.review, at(NOW)).with_object(Arc::new(mapped.context.unwrap()));
+    let used_on = |uid: &str| {
+        let mut t = ticket(
+            "once-web",
+            json!({
+                "phase": "Used",
+                "approvals": [{"user": "bob", "time": "2026-12-01T00:00:00Z"}, {"user": "carol", "time": "2026-12-01T00:00:00Z"}],
+                "usedAt": "2026-12-02T09:59:00Z",
+                "usedFor": {"group": "apps", "resource": "deployments", "namespace": "shop", "name": "web", "uid": uid},
+            }),
+        );
+        t.metadata.namespace = Some("shop".into());
+        t.spec.targets[0] = crate::tickets::TicketTarget {
+            group: "apps".into(),
+            resource: "deployments".into(),
+            namespace: "shop".into(),
+            name: "web".into(),
+        };
+        t
+    };
+    let code = |input: &Input| {
+        let v = super::admission::block_on(
+            g.authorize(input, Deadline::after(std::time::Duration::from_secs(5))),
+        )
+        .unwrap();
+        v.reason.unwrap().code.unwrap().as_str().to_owned()
+    };
+    feed.publish(&[used_on("o-1")]);
+    assert_eq!(code(&input), "ALLOW");
+    feed.publish(&[used_on("o-0")]);
+    assert_eq!(code(&input), "MISSING_TICKET");
+}

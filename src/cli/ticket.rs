@@ -61,7 +61,12 @@ pub fn run(args: TicketArgs) -> ExitStatus {
         }
     };
     let result = runtime.block_on(async {
-        let session = session::Session::open(&args).await?;
+        let session = session::Session::open(
+            args.kubeconfig.as_deref(),
+            args.context.as_deref(),
+            args.namespace.as_deref(),
+        )
+        .await?;
         match &args.action {
             TicketAction::Request(r) => request::run(&session, r, args.output).await,
             TicketAction::Approve(d) => {

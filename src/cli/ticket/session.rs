@@ -2,12 +2,12 @@
 //! API server says they are (a SelfSubjectReview, as `kubectl auth whoami`), and the errors of
 //! every ticket action.
 
-use super::TicketArgs;
 use crate::cli::ExitStatus;
 use crate::tickets::{self, DeletionTicket};
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::path::Path;
 use thiserror::Error;
 
 /// Why a ticket action failed.
@@ -46,13 +46,19 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connects with the user's kubeconfig.
-    pub async fn open(args: &TicketArgs) -> Result<Self, TicketError> {
+    /// Connects with the user's kubeconfig (`kubeconfig`, else `KUBECONFIG`, else
+    /// `~/.kube/config`), its `context` (else the current one), in `namespace` (else the
+    /// context's).
+    pub async fn open(
+        kubeconfig: Option<&Path>,
+        context: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<Self, TicketError> {
         let options = KubeConfigOptions {
-            context: args.context.clone(),
+            context: context.map(str::to_owned),
             ..Default::default()
         };
-        let config = match &args.kubeconfig {
+        let config = match kubeconfig {
             Some(path) => {
                 let file = Kubeconfig::read_from(path)
                     .map_err(|e| TicketError::Kubeconfig(format!("{}: {e}", path.display())))?;
@@ -61,9 +67,8 @@ impl Session {
             None => kube::Config::from_kubeconfig(&options).await,
         }
         .map_err(|e| TicketError::Kubeconfig(e.to_string()))?;
-        let namespace = args
-            .namespace
-            .clone()
+        let namespace = namespace
+            .map(str::to_owned)
             .unwrap_or_else(|| config.default_namespace.clone());
         let client = crate::cluster::connect::client(config)
             .map_err(|e| TicketError::Kubeconfig(e.to_string()))?;

@@ -11,6 +11,7 @@ pub(crate) mod object_input;
 pub mod replay;
 pub mod serve;
 pub mod test;
+pub mod ticket;
 pub mod validate;
 
 pub use config_source::{ConfigSource, DEFAULT_CONFIG_PATH};
@@ -41,6 +42,9 @@ pub enum Command {
     /// Judge recorded traffic (warrant or kube-apiserver audit logs, SubjectAccessReview files)
     /// against a candidate configuration and report every flip.
     Replay(replay::ReplayArgs),
+    /// Ask for, approve, reject and list DeletionTickets in the cluster of your kubeconfig
+    /// (also `kubectl warrant ticket`).
+    Ticket(ticket::TicketArgs),
 }
 
 /// Runs a parsed command line.
@@ -51,5 +55,6 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Validate(args) => validate::run(args),
         Command::Test(args) => test::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Ticket(args) => ticket::run(args),
     }
 }

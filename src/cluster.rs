@@ -25,6 +25,7 @@ mod query;
 pub mod resource;
 pub mod status;
 pub mod store;
+pub mod tickets;
 pub mod watch;
 pub mod wire;
 
@@ -39,4 +40,5 @@ pub use files::{FileView, FilesError};
 pub use index::Index;
 pub use open::{open_when_needed, warn_unconnected};
 pub use resource::Resource;
+pub use tickets::MarkError;
 pub use watch::{Watches, start};

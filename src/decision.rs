@@ -87,6 +87,12 @@ pub trait VerdictDetail: fmt::Debug + Send + Sync {
     fn observed_denial(&self) -> bool {
         false
     }
+    /// At admission: the single-use ticket (`<namespace>/<name>` of a `DeletionTicket`) an
+    /// enforced, admitting verdict relied on, which must be marked Used once the deletion is
+    /// admitted. None by default.
+    fn single_use_ticket(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Two details are equal when they render the same record under the same key: the vocabulary

@@ -10,7 +10,8 @@
 //! 1. vocabulary: [`names`] (checked identifiers), [`decision`] (`Decision`, `Reason`, `Verdict`
 //!    with an opaque type-owned detail), [`review`] (the SubjectAccessReview wire, v1 and
 //!    v1beta1), [`object`] (the validation ring's object, admission context and cluster view),
-//!    [`admission`] (the `AdmissionReview` wire, v1), [`clock`] (the injected clock) and
+//!    [`admission`] (the `AdmissionReview` wire, v1), [`tickets`] (the `DeletionTicket`
+//!    resource and the rules of its writes), [`clock`] (the injected clock) and
 //!    [`file_watch`] (debounced file watching);
 //! 2. [`cel`]: the only module that touches the CEL engine;
 //! 3. [`config`]: bytes to a validated model, every file schema and model included (the
@@ -51,3 +52,4 @@ pub mod replay;
 pub mod review;
 pub mod server;
 pub mod telemetry;
+pub mod tickets;

@@ -70,6 +70,7 @@ pub struct LiveChain {
     webhook_cache: CacheBytes,
     gate: Option<Box<dyn ReloadGate>>,
     cluster_buckets: Option<Arc<dyn crate::authorizer::deletion_guard::ClusterBuckets>>,
+    ticket_feed: Option<Arc<crate::authorizer::deletion_guard::tickets::TicketFeed>>,
 }
 
 impl LiveChain {
@@ -83,6 +84,7 @@ impl LiveChain {
             webhook_cache: CacheBytes::default(),
             gate: None,
             cluster_buckets: None,
+            ticket_feed: None,
         }
     }
 
@@ -99,6 +101,16 @@ impl LiveChain {
         store: Arc<dyn crate::authorizer::deletion_guard::ClusterBuckets>,
     ) -> Self {
         self.cluster_buckets = Some(store);
+        self
+    }
+
+    /// The same cell giving guards whose tickets come from the cluster the `feed` a watch of
+    /// DeletionTickets fills.
+    pub(crate) fn with_ticket_feed(
+        mut self,
+        feed: Arc<crate::authorizer::deletion_guard::tickets::TicketFeed>,
+    ) -> Self {
+        self.ticket_feed = Some(feed);
         self
     }
 
@@ -142,6 +154,7 @@ impl LiveChain {
             webhook_cache: self.webhook_cache,
             previous: previous.as_ref().map(|a| &a.chain),
             cluster_buckets: self.cluster_buckets.clone(),
+            ticket_feed: self.ticket_feed.clone(),
         };
         match Chain::build_in(&loaded.config, &ctx) {
             Ok(chain) => {

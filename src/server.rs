@@ -13,6 +13,7 @@ mod preface;
 mod rejection;
 pub(crate) mod routes;
 mod slots;
+mod tickets;
 pub mod tls;
 
 pub use rejection::Rejection;

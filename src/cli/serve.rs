@@ -9,6 +9,7 @@
 use super::duration_flag::{self, DurationFlagError};
 use super::leader_elect::{LeaderElectError, Leadership};
 use super::{ConfigSource, ExitStatus};
+use crate::authorizer::deletion_guard::tickets::TicketFeed;
 use crate::buffer::BufferMetrics;
 use crate::clock::SystemClock;
 use crate::cluster;
@@ -198,7 +199,14 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .leader
         .start(cluster.source.as_ref(), telemetry.leader.clone(), stop_rx)
         .await?;
-    let live = live_chain(&args, &cluster).await?;
+    let ticket_feed = Arc::new(match &cluster.source {
+        Some(_) => TicketFeed::new(),
+        None => TicketFeed::unconnected(),
+    });
+    let live = live_chain(&args, &cluster, ticket_feed.clone()).await?;
+    if let Some(source) = cluster.source.clone() {
+        tokio::spawn(cluster::tickets::watch_when_wanted(ticket_feed, source));
+    }
     let source = load_config(&args, &live, times.watch, &telemetry.metrics)?;
     let listener = Listener::prepare(&args, telemetry.certificate_expiry.clone())?;
     let audit = open_audit(&args, &telemetry.metrics)?;
@@ -340,12 +348,16 @@ async fn access_review(
 }
 
 /// The swap cell of the chain being served, with what its builds need: the webhook cache
-/// bound, the cluster's buckets for `scope: Cluster` rate limits, the `--replay-on-reload` gate.
+/// bound, the cluster's buckets for `scope: Cluster` rate limits, the cluster's tickets, the
+/// `--replay-on-reload` gate.
 async fn live_chain(
     args: &ServeArgs,
     cluster: &ClusterStart,
+    tickets: Arc<TicketFeed>,
 ) -> Result<Arc<LiveChain>, ServeError> {
-    let mut live = LiveChain::default().with_webhook_cache_bytes(args.webhook_cache_max_bytes);
+    let mut live = LiveChain::default()
+        .with_webhook_cache_bytes(args.webhook_cache_max_bytes)
+        .with_ticket_feed(tickets);
     // `scope: Cluster` rate limits keep their buckets as Leases in warrant's namespace.
     if let Some(source) = &cluster.source {
         let client = source.client().await?;

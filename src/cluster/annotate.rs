@@ -91,7 +91,7 @@ impl Annotator {
             .map_err(AnnotateError::Patch)
     }
 
-    async fn client(&self) -> Result<kube::Client, AnnotateError> {
+    pub(super) async fn client(&self) -> Result<kube::Client, AnnotateError> {
         let source = self.source.as_ref().ok_or(AnnotateError::NoCluster)?;
         let client = self
             .client

@@ -30,7 +30,8 @@
 //!   is logged, counted (`warrant_buffer_requester_annotations_total{outcome="failed"}`) and
 //!   the DELETE admitted.
 
-use super::follow_up::{FollowUp, OnFailure, RecordRequester};
+use super::follow_up::{FollowUp, MarkTicketUsed, OnFailure, RecordRequester};
+use crate::authorizer::StepOutcome;
 use crate::authorizer::{Answer, Chain, Deadline, Input};
 use crate::cluster::ObjectAddress;
 use crate::config::model::buffer::BufferSettings;
@@ -66,7 +67,9 @@ pub async fn decide<'a>(chain: &'a Chain, input: &'a Input, deadline: Deadline) 
 }
 
 /// What an answer owes: the requester of an admitted DELETE recorded on every buffer
-/// finalizer its stored object carries (once per annotation key).
+/// finalizer its stored object carries (once per annotation key), then every single-use ticket
+/// a guard admitted it on marked Used (last: a refusal by an earlier follow-up spends no
+/// ticket).
 pub fn follow_ups<'a>(chain: &'a Chain, input: &'a Input, answer: &Answer) -> Vec<FollowUp<'a>> {
     let mut owed = Vec::new();
     if answer.decision == Decision::Deny {
@@ -79,6 +82,24 @@ pub fn follow_ups<'a>(chain: &'a Chain, input: &'a Input, answer: &Answer) -> Ve
         return owed;
     };
     let user = input.review.user();
+    let mut tickets: Vec<FollowUp<'a>> = Vec::new();
+    for step in &answer.trace {
+        let StepOutcome::Verdict(verdict) = &step.outcome else {
+            continue;
+        };
+        let ticket = verdict.detail.as_ref().and_then(|d| d.single_use_ticket());
+        let guard = chain.entries().iter().find(|e| e.name == step.authorizer);
+        if let (Some(ticket), Some(entry)) = (ticket, guard)
+            && !tickets.iter().any(|f| marks(f, ticket))
+        {
+            tickets.push(FollowUp::MarkTicketUsed(MarkTicketUsed {
+                guard: &entry.name,
+                ticket: ticket.to_owned(),
+                object,
+                at: input.now,
+            }));
+        }
+    }
     for (guard, buffer, enforced) in chain.buffers() {
         let annotation = buffer.requester_annotation.as_str();
         if !holds(buffer, &object, stored) || owed.iter().any(|f| records(f, annotation)) {
@@ -97,6 +118,7 @@ pub fn follow_ups<'a>(chain: &'a Chain, input: &'a Input, answer: &Answer) -> Ve
             },
         }));
     }
+    owed.extend(tickets);
     owed
 }
 
@@ -123,7 +145,13 @@ fn address<'a>(input: &'a Input, ctx: &'a ObjectContext) -> Option<ObjectAddress
 fn records(follow_up: &FollowUp<'_>, annotation: &str) -> bool {
     match follow_up {
         FollowUp::RecordRequester(r) => r.annotation == annotation,
+        FollowUp::MarkTicketUsed(_) => false,
     }
+}
+
+/// Whether a follow-up already marks `ticket` Used.
+fn marks(follow_up: &FollowUp<'_>, ticket: &str) -> bool {
+    matches!(follow_up, FollowUp::MarkTicketUsed(m) if m.ticket == ticket)
 }
 
 /// Whether the request deletes an object the buffer holds: a kind it covers, carrying its

@@ -21,6 +21,8 @@ pub enum OnFailure {
 pub enum FollowUp<'a> {
     /// Record who asked for the deletion of an object a buffer holds.
     RecordRequester(RecordRequester<'a>),
+    /// Mark the single-use ticket the deletion was admitted on Used.
+    MarkTicketUsed(MarkTicketUsed<'a>),
 }
 
 impl FollowUp<'_> {
@@ -28,6 +30,7 @@ impl FollowUp<'_> {
     pub fn guard(&self) -> &AuthorizerName {
         match self {
             FollowUp::RecordRequester(r) => r.guard,
+            FollowUp::MarkTicketUsed(m) => m.guard,
         }
     }
 
@@ -35,6 +38,7 @@ impl FollowUp<'_> {
     pub(crate) fn on_failure(&self) -> OnFailure {
         match self {
             FollowUp::RecordRequester(r) => r.on_failure,
+            FollowUp::MarkTicketUsed(_) => OnFailure::Refuse,
         }
     }
 
@@ -42,6 +46,36 @@ impl FollowUp<'_> {
     pub fn refusal(&self, error: &str) -> Reason {
         match self {
             FollowUp::RecordRequester(r) => r.refusal(error),
+            FollowUp::MarkTicketUsed(m) => m.refusal(error),
+        }
+    }
+}
+
+/// Mark a single-use `DeletionTicket` Used for the deletion it authorized, as warrant's own
+/// identity. Always [`OnFailure::Refuse`]: a ticket that cannot be marked could authorize a
+/// second deletion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkTicketUsed<'a> {
+    /// The guard that admitted the deletion on the ticket.
+    pub guard: &'a AuthorizerName,
+    /// The ticket, `<namespace>/<name>`.
+    pub ticket: String,
+    /// The object deleted.
+    pub object: ObjectAddress<'a>,
+    /// When the deletion was admitted (`status.usedAt`).
+    pub at: chrono::DateTime<chrono::Utc>,
+}
+
+impl MarkTicketUsed<'_> {
+    /// `TICKET_USED`, saying which ticket and why.
+    fn refusal(&self, error: &str) -> Reason {
+        Reason {
+            rule: None,
+            message: format!(
+                "ticket {} is single-use and could not be marked Used ({error}); retry the deletion",
+                self.ticket
+            ),
+            code: Code::new(GuardCode::TicketUsed.as_str()).ok(),
         }
     }
 }

@@ -4,10 +4,10 @@
 //! that owed it, with a step saying why, and nothing after it is performed.
 
 use super::admission::Admission;
-use super::follow_up::{FollowUp, OnFailure, RecordRequester};
+use super::follow_up::{FollowUp, MarkTicketUsed, OnFailure, RecordRequester};
 use super::metrics::{DefenseMetrics, RequesterOutcome};
 use crate::authorizer::{Answer, Step, StepOutcome};
-use crate::cluster::{AnnotateError, Annotator};
+use crate::cluster::{AnnotateError, Annotator, MarkError};
 use crate::config::{AuthorizerType, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::AuthorizerName;
@@ -24,6 +24,9 @@ pub enum FollowUpError {
     /// The API server refused the write, or it could not be sent.
     #[error(transparent)]
     Annotate(#[from] AnnotateError),
+    /// A single-use ticket could not be marked Used.
+    #[error(transparent)]
+    MarkUsed(#[from] MarkError),
     /// The request's time budget ran out first.
     #[error("no answer within the request's time budget ({budget:?})")]
     Timeout {
@@ -71,7 +74,30 @@ impl FollowUps {
     ) -> Result<(), FollowUpError> {
         match follow_up {
             FollowUp::RecordRequester(r) => self.record_requester(r, left).await,
+            FollowUp::MarkTicketUsed(m) => self.mark_used(m, left).await,
         }
+    }
+
+    /// Marks a single-use ticket Used (nothing when it already is, for this object).
+    async fn mark_used(&self, m: &MarkTicketUsed<'_>, left: Duration) -> Result<(), FollowUpError> {
+        let result = match self.annotator.as_deref() {
+            None => Err(FollowUpError::NoCluster),
+            Some(a) => {
+                match tokio::time::timeout(left, a.mark_used(&m.ticket, &m.object, m.at)).await {
+                    Ok(marked) => marked.map_err(FollowUpError::from),
+                    Err(_) => Err(FollowUpError::Timeout { budget: left }),
+                }
+            }
+        };
+        match &result {
+            Ok(()) => {
+                tracing::info!(ticket = %m.ticket, namespace = m.object.namespace, name = m.object.name, resource = m.object.resource, "single-use ticket marked Used")
+            }
+            Err(error) => {
+                tracing::warn!(ticket = %m.ticket, namespace = m.object.namespace, name = m.object.name, error = %error, "could not mark a single-use ticket Used; the deletion is refused")
+            }
+        }
+        result
     }
 
     /// Writes the requester annotation unless it already names the user.

@@ -17,7 +17,7 @@ use crate::authorizer::{Deadline, Input};
 use crate::clock::Clock;
 use crate::defense::{self, Admission, FollowUps};
 use crate::object::ViewError;
-use crate::reload::LiveChain;
+use crate::reload::{Active, LiveChain};
 use crate::review;
 use crate::telemetry::audit::{AdmissionAudit, AuditRecord, AuditSink};
 use crate::telemetry::metrics::{self, Metrics};
@@ -349,6 +349,10 @@ async fn admit(
     drop(body);
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
+    if crate::tickets::is_ticket_request(&request) {
+        let response = admit_ticket(state, &active, request, budget, started).await;
+        return Ok(json_response(response.encode()));
+    }
     let Mapped {
         uid,
         operation,
@@ -392,10 +396,60 @@ async fn admit(
             &input, &answer, elapsed, hash, audit,
         ));
     }
-    let mut r = Response::new(Full::new(Bytes::from(response.encode())));
+    Ok(json_response(response.encode()))
+}
+
+/// A `DeletionTicket` write through `/admit` ([`super::tickets`]): judged, answered, counted
+/// and audited like any admission request.
+async fn admit_ticket(
+    state: &AppState,
+    active: &Active,
+    request: admission::AdmissionRequest,
+    budget: Duration,
+    started: Instant,
+) -> admission::AdmissionResponse {
+    let own = active.chain.own_identities();
+    let now = state.clock.now();
+    let judgement = crate::tickets::TicketJudge {
+        access: state.access_review.as_ref(),
+        own: &own,
+        now,
+        budget: budget.saturating_sub(started.elapsed()),
+    }
+    .judge(&request)
+    .await;
+    let elapsed = started.elapsed();
+    let (operation, dry_run) = (request.operation, request.dry_run);
+    let place = format!("{}/{}", request.namespace, request.name);
+    let uid = request.uid.clone();
+    let answer = super::tickets::answer(&judgement, &place);
+    let response = super::tickets::respond(uid, &judgement, &answer);
+    let resource = format!("{}.{}", crate::tickets::PLURAL, crate::tickets::GROUP);
+    state
+        .metrics
+        .record_admission(operation.as_str(), &resource, response.allowed, elapsed);
+    if state.audit.is_enabled() {
+        let mapped = admission::map(request, state.cluster.clone());
+        let input = Input::new(mapped.review, now);
+        let audit = AdmissionAudit {
+            uid: &response.uid,
+            operation: operation.as_str(),
+            dry_run,
+        };
+        let hash = Some(active.source.hash.as_str());
+        state.audit.write(&AuditRecord::admission(
+            &input, &answer, elapsed, hash, audit,
+        ));
+    }
+    response
+}
+
+/// A 200 response carrying JSON.
+fn json_response(bytes: Vec<u8>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(bytes)));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
     );
-    Ok(r)
+    r
 }

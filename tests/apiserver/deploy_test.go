@@ -65,6 +65,29 @@ func TestShippedClusterRoleIsLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
+	// DeletionTickets: the guard's watch, and marking a single-use ticket Used (read, then
+	// replace its status); never creating, approving or deleting one.
+	for _, k := range []struct {
+		verb, resource string
+		allowed        bool
+	}{
+		{"list", "deletiontickets", true}, {"watch", "deletiontickets", true}, {"get", "deletiontickets", true},
+		{"update", "deletiontickets/status", true}, {"create", "deletiontickets", false},
+		{"update", "deletiontickets", false}, {"delete", "deletiontickets", false},
+		{"approve", "deletiontickets", false}, {"patch", "deletiontickets/status", false},
+	} {
+		resource, sub, _ := strings.Cut(k.resource, "/")
+		r, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx(t), &authzv1.SelfSubjectAccessReview{
+			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
+				Verb: k.verb, Group: "warrant.dev", Resource: resource, Subresource: sub}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Allowed != k.allowed {
+			t.Errorf("warrant's service account %s %s %s.warrant.dev: allowed %v, want %v", k.verb, k.resource, resource, r.Status.Allowed, k.allowed)
+		}
+	}
 	for _, verb := range []string{"create", "patch"} {
 		if !can(verb, "events.k8s.io", "events") {
 			t.Errorf("warrant's service account cannot %s events.events.k8s.io: the buffer ring needs it", verb)

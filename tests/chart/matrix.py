@@ -14,7 +14,7 @@ failures, passed = [], 0
 
 
 def render(sets, expect_fail=None):
-    args = [helm, "template", "warrant", chart, "--namespace", "warrant-system"]
+    args = [helm, "template", "warrant", chart, "--namespace", "warrant-system", "--include-crds"]
     for s in sets:
         args += ["--set", s]
     r = subprocess.run(args, capture_output=True, text=True)
@@ -57,12 +57,21 @@ for cm, mon, hpa in itertools.product([False, True], repeat=3):
               "ValidatingWebhookConfiguration"]:
         check(f"{case}: renders a {k}", k in kinds, kinds)
     vwc = by["ValidatingWebhookConfiguration"][0]
-    hooks = vwc["webhooks"]
-    check(f"{case}: four webhooks", len(hooks) == 4, [h["name"] for h in hooks])
+    every = vwc["webhooks"]
+    check(f"{case}: five webhooks", len(every) == 5, [h["name"] for h in every])
+    tickets = [h for h in every if h["name"] == "deletion-tickets.warrant.dev"]
+    check(f"{case}: DeletionTicket writes go to /admit and fail closed", len(tickets) == 1
+          and tickets[0]["failurePolicy"] == "Fail"
+          and tickets[0]["rules"][0]["resources"] == ["deletiontickets", "deletiontickets/status"], tickets)
+    check(f"{case}: the DeletionTicket CRD", any(c["metadata"]["name"] == "deletiontickets.warrant.dev"
+          for c in by.get("CustomResourceDefinition", [])), kinds)
+    # The object webhooks: the four of the validation ring's guard.
+    hooks = [h for h in every if h["name"] != "deletion-tickets.warrant.dev"]
+    check(f"{case}: four object webhooks", len(hooks) == 4, [h["name"] for h in hooks])
     ann = (vwc["metadata"].get("annotations") or {}).get("cert-manager.io/inject-ca-from")
     if cm:
         check(f"{case}: the CA is injected by cert-manager", ann == "warrant-system/warrant-serving", ann)
-        check(f"{case}: no caBundle to inject over", all("caBundle" not in h["clientConfig"] for h in hooks))
+        check(f"{case}: no caBundle to inject over", all("caBundle" not in h["clientConfig"] for h in every))
         certs = {c["metadata"]["name"]: c for c in by.get("Certificate", [])}
         check(f"{case}: serving certificate for the Service", "warrant.warrant-system.svc" in
               certs.get("warrant-serving", {}).get("spec", {}).get("dnsNames", []), list(certs))
@@ -75,7 +84,7 @@ for cm, mon, hpa in itertools.product([False, True], repeat=3):
         check(f"{case}: issuers", len(by.get("Issuer", [])) == 2)
     else:
         check(f"{case}: no cert-manager objects", "Certificate" not in kinds and "Issuer" not in kinds, kinds)
-        check(f"{case}: the given caBundle", all(h["clientConfig"]["caBundle"] == "Q0E=" for h in hooks))
+        check(f"{case}: the given caBundle", all(h["clientConfig"]["caBundle"] == "Q0E=" for h in every))
     for k in ["ServiceMonitor", "PrometheusRule"]:
         check(f"{case}: {k} iff monitoring", (k in kinds) == mon, kinds)
     dash = [c for c in by["ConfigMap"] if c["metadata"]["name"] == "warrant-dashboard"]

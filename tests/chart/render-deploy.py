@@ -12,7 +12,8 @@ HEADER = """# GENERATED from charts/warrant by tests/chart/render-deploy.sh (val
 WARRANT = HEADER + """#
 # warrant as a cluster service: the validation ring (POST /admit, validating-webhook.yaml) and
 # the buffer ring's controller, served by a Deployment behind Service `warrant` in
-# `warrant-system`. The authorization ring stays beside each kube-apiserver
+# `warrant-system`, with the DeletionTicket CRD and the ticket requester and approver
+# ClusterRoles (docs/tickets.md). The authorization ring stays beside each kube-apiserver
 # (deploy/static-pod.yaml). Before applying:
 # - the chain: `kubectl -n warrant-system create configmap warrant-config
 #   --from-file=warrant.yaml=authz-config/validation-ring-example.yaml

@@ -830,7 +830,7 @@ fn the_shipped_webhook_configuration() {
     assert!(text.contains("caBundle: CA_BUNDLE_BASE64"));
     let text = text.replace("CA_BUNDLE_BASE64", "Q0E=");
     let config: ValidatingWebhookConfiguration = serde_saphyr::from_str(&text).unwrap();
-    let webhooks = config.webhooks.unwrap();
+    let mut webhooks = config.webhooks.unwrap();
     let names: Vec<&str> = webhooks.iter().map(|w| w.name.as_str()).collect();
     assert_eq!(
         names,
@@ -838,8 +838,34 @@ fn the_shipped_webhook_configuration() {
             "protected-namespaces.warrant.dev",
             "protected-objects.warrant.dev",
             "protected-namespace-deletions.warrant.dev",
-            "unprotected.warrant.dev"
+            "unprotected.warrant.dev",
+            "deletion-tickets.warrant.dev"
         ]
+    );
+    // DeletionTicket writes: creates and updates of the ticket and its status, failing closed,
+    // with no side effects (judging a ticket write only reads).
+    let tickets = webhooks.pop().unwrap();
+    assert_eq!(tickets.failure_policy.as_deref(), Some("Fail"));
+    assert_eq!(tickets.side_effects, "None");
+    assert_eq!(tickets.timeout_seconds, Some(3));
+    let rules = tickets.rules.unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(
+        rules[0].api_groups.as_deref(),
+        Some(&["warrant.dev".to_owned()][..])
+    );
+    assert_eq!(
+        rules[0].operations.as_deref(),
+        Some(&["CREATE".to_owned(), "UPDATE".to_owned()][..])
+    );
+    assert_eq!(
+        rules[0].resources.as_deref(),
+        Some(
+            &[
+                "deletiontickets".to_owned(),
+                "deletiontickets/status".to_owned()
+            ][..]
+        )
     );
     let guarded = [
         "namespaces",

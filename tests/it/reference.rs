@@ -72,11 +72,12 @@ fn first_difference(actual: &str, expected: &str) -> String {
 }
 
 /// Every decision code the library can put in a reason, found in its non-test sources: the
-/// guard's codes (`GuardCode::X => "X"`), codes made with `Code::new("X")`, and `*_CODE`
-/// constants.
+/// guard's codes (`GuardCode::X => "X"`), the ticket writes' (`TicketCode::X => "X"`), codes
+/// made with `Code::new("X")`, and `*_CODE` constants.
 fn codes_in_source() -> std::collections::BTreeSet<String> {
     let patterns = [
         regex::Regex::new(r#"GuardCode::\w+ => "([A-Z][A-Z0-9_]+)""#).expect("a valid pattern"),
+        regex::Regex::new(r#"TicketCode::\w+ => "([A-Z][A-Z0-9_]+)""#).expect("a valid pattern"),
         regex::Regex::new(r#"Code::new\("([A-Z][A-Z0-9_]+)"\)"#).expect("a valid pattern"),
         regex::Regex::new(r#"const \w+_CODE: &str = "([A-Z][A-Z0-9_]+)""#)
             .expect("a valid pattern"),

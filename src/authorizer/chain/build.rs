@@ -27,6 +27,8 @@ pub(super) struct Carried<'a> {
     pub(super) webhook_cache: CacheBytes,
     /// Where `scope: Cluster` rate limits keep their buckets.
     pub(super) cluster_buckets: &'a Option<Arc<dyn ClusterBuckets>>,
+    /// The cluster's DeletionTickets.
+    pub(super) ticket_feed: &'a Option<Arc<deletion_guard::tickets::TicketFeed>>,
     /// The replaced chain's webhooks.
     pub(super) webhooks: Option<&'a WebhookStates>,
     /// The replaced chain's guards.
@@ -113,7 +115,13 @@ fn guard(
         guard: a.name.to_string(),
         store,
     });
-    let shared = GuardShared::reuse_or_new(previous, g, a.failure_policy, buckets);
+    let shared = GuardShared::reuse_or_new(
+        previous,
+        g,
+        a.failure_policy,
+        buckets,
+        ctx.ticket_feed.clone(),
+    );
     collected.guards.insert(a.name.clone(), shared.clone());
     let guard = DeletionGuard::new(shared, &a.name, ctx.metrics);
     if a.conditions.is_some()

@@ -36,6 +36,9 @@ pub struct BuildContext<'a> {
     pub(crate) previous: Option<&'a Chain>,
     /// Where `scope: Cluster` rate limits keep their buckets (none without a cluster).
     pub(crate) cluster_buckets: Option<Arc<dyn ClusterBuckets>>,
+    /// The cluster's DeletionTickets, for guards whose tickets come from the cluster (none:
+    /// such a guard's tickets are unavailable, and its failure policy applies).
+    pub(crate) ticket_feed: Option<Arc<crate::authorizer::deletion_guard::tickets::TicketFeed>>,
 }
 
 /// An immutable, ordered list of authorizers. A review loads one `Chain` snapshot and never sees
@@ -80,6 +83,7 @@ impl Chain {
             webhook_backoff: ctx.webhook_backoff,
             webhook_cache: ctx.webhook_cache,
             cluster_buckets: &ctx.cluster_buckets,
+            ticket_feed: &ctx.ticket_feed,
             webhooks: ctx.previous.map(|c| &c.webhooks),
             guards: ctx.previous.map(|c| &c.guards),
         };
@@ -129,6 +133,23 @@ impl Chain {
                 let buffer = shared.spec.buffer.as_ref()?;
                 Some((&e.name, buffer, shared.spec.mode == GuardMode::Enforce))
             })
+    }
+
+    /// warrant's own user names, as its guards name them (`warrantServiceAccount`, else the
+    /// default `system:serviceaccount:warrant-system:warrant`): the identities that mark a
+    /// single-use ticket Used.
+    pub fn own_identities(&self) -> Vec<String> {
+        let mut own: Vec<String> = self
+            .entries
+            .iter()
+            .filter_map(|e| self.guards.get(&e.name))
+            .map(|g| g.spec.warrant_service_account.clone())
+            .collect();
+        if own.is_empty() {
+            own.push(crate::config::model::guard::DEFAULT_WARRANT_SERVICE_ACCOUNT.to_owned());
+        }
+        own.dedup();
+        own
     }
 
     /// Whether any entry judges admission requests (the validation ring needs a cluster view).

@@ -27,6 +27,8 @@ pub enum GuardCode {
     InsufficientApprovals,
     /// The ticket has expired.
     TicketExpired,
+    /// A single-use ticket already used for another deletion.
+    TicketUsed,
     /// The ticket does not cover this request.
     TicketScope,
     /// Over a rate limit.
@@ -68,6 +70,7 @@ impl GuardCode {
             GuardCode::TicketNotApproved => "TICKET_NOT_APPROVED",
             GuardCode::InsufficientApprovals => "INSUFFICIENT_APPROVALS",
             GuardCode::TicketExpired => "TICKET_EXPIRED",
+            GuardCode::TicketUsed => "TICKET_USED",
             GuardCode::TicketScope => "TICKET_SCOPE",
             GuardCode::RateLimited => "RATE_LIMITED",
             GuardCode::TicketSourceUnavailable => "TICKET_SOURCE_UNAVAILABLE",
@@ -144,6 +147,9 @@ pub struct Assessment {
     /// The ticket used, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ticket: Option<String>,
+    /// The ticket used is single-use (a `DeletionTicket`): an admitted deletion marks it Used.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub single_use_ticket: bool,
     /// At admission: what deleting the object takes down.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impact: Option<ImpactReport>,
@@ -231,5 +237,12 @@ impl crate::decision::VerdictDetail for Assessment {
 
     fn observed_denial(&self) -> bool {
         self.mode == Mode::Observe && self.code.denies()
+    }
+
+    fn single_use_ticket(&self) -> Option<&str> {
+        let enforced = self.mode == Mode::Enforce && !self.code.denies();
+        self.ticket
+            .as_deref()
+            .filter(|_| enforced && self.single_use_ticket)
     }
 }

@@ -19,6 +19,8 @@ pub(super) struct Finding {
     pub(super) message: String,
     /// The ticket presented or found, if any.
     pub(super) ticket: Option<String>,
+    /// The ticket is single-use: an admitted deletion marks it Used.
+    pub(super) single_use: bool,
 }
 
 impl Finding {
@@ -28,12 +30,19 @@ impl Finding {
             code,
             message: message.into(),
             ticket: None,
+            single_use: false,
         }
     }
 
     /// The same finding naming the ticket used.
     pub(super) fn with_ticket(mut self, ticket: Option<String>) -> Self {
         self.ticket = ticket;
+        self
+    }
+
+    /// The same finding, its ticket single-use.
+    pub(super) fn single_use(mut self, single_use: bool) -> Self {
+        self.single_use = single_use;
         self
     }
 
@@ -90,6 +99,7 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         protection: risk.protection,
         risk_reasons: risk.reasons,
         ticket: finding.ticket,
+        single_use_ticket: finding.single_use,
         impact: risk
             .impact
             .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps)),

@@ -30,6 +30,12 @@ pub enum GuardError {
         /// Why it does not decode.
         source: Arc<serde_saphyr::Error>,
     },
+    /// The watch of the cluster's `DeletionTicket`s has not listed them, or broke.
+    #[error("ticket source unavailable: {reason}")]
+    TicketWatch {
+        /// What the watch says.
+        reason: Arc<str>,
+    },
     /// The cluster view (metadata cache or a live call) could not answer.
     #[error(transparent)]
     Cluster(crate::object::ViewError),

@@ -35,6 +35,8 @@ pub(super) struct ObjectFacts {
     pub(super) finalizer_removed: bool,
     /// A dry run (spends no rate-limit token).
     pub(super) dry_run: bool,
+    /// The stored object's uid (`""` when unknown).
+    pub(super) uid: String,
 }
 
 /// A protection label as read: its level and the value written (unknown values read as
@@ -186,6 +188,7 @@ pub(super) async fn gather(
         tampering,
         finalizer_removed: false,
         dry_run: ctx.dry_run,
+        uid: stored.map(|s| s.uid().to_owned()).unwrap_or_default(),
     })
 }
 

@@ -237,7 +237,9 @@ impl DeletionGuard {
             match tickets::gate(spec, self.shared.tickets.as_deref(), level, case, demand)? {
                 Ticketed::Refused(stop) => stop,
                 Ticketed::NotRequired => Finding::passed(case.risk.level, None),
-                Ticketed::Covered(id) => Finding::passed(case.risk.level, Some(id)),
+                Ticketed::Covered(c) => {
+                    Finding::passed(case.risk.level, Some(c.id)).single_use(c.single_use)
+                }
             },
         )
     }

@@ -4,7 +4,7 @@
 
 use super::cluster_buckets::SharedBuckets;
 use super::rate::Buckets;
-use super::tickets::TicketSource;
+use super::tickets::{TicketFeed, TicketSource};
 use crate::config::FailurePolicy;
 use crate::config::model::guard::GuardSpec;
 use crate::names::AuthorizerName;
@@ -20,7 +20,7 @@ pub struct GuardShared {
     pub failure_policy: FailurePolicy,
     /// Rate-limit buckets.
     pub buckets: Buckets,
-    /// The tickets, when a file is configured.
+    /// The tickets, when a file or the cluster is configured.
     pub tickets: Option<Arc<TicketSource>>,
     /// The cluster's buckets (`scope: Cluster` limits), when warrant has a cluster.
     pub cluster: Option<SharedBuckets>,
@@ -29,17 +29,27 @@ pub struct GuardShared {
 impl GuardShared {
     /// Fresh state for a spec (opens and watches the tickets file).
     pub fn new(spec: &GuardSpec, failure_policy: FailurePolicy) -> Arc<Self> {
-        Self::new_in(spec, failure_policy, None)
+        Self::new_in(spec, failure_policy, None, None)
     }
 
-    /// Fresh state for a spec, with the cluster's buckets for its `scope: Cluster` limits.
+    /// Fresh state for a spec, with the cluster's buckets for its `scope: Cluster` limits and
+    /// the cluster's tickets (`feed`) when its tickets come from the cluster (without a feed,
+    /// such tickets are unavailable: the failure policy applies).
     pub(crate) fn new_in(
         spec: &GuardSpec,
         failure_policy: FailurePolicy,
         cluster: Option<SharedBuckets>,
+        feed: Option<Arc<TicketFeed>>,
     ) -> Arc<Self> {
+        let tickets = match (&spec.tickets.file, &spec.tickets.cluster) {
+            (Some(file), _) => Some(TicketSource::open(file)),
+            (None, Some(_)) => Some(TicketSource::cluster(
+                feed.unwrap_or_else(|| Arc::new(TicketFeed::unconnected())),
+            )),
+            (None, None) => None,
+        };
         Arc::new(Self {
-            tickets: spec.tickets.file.as_deref().map(TicketSource::open),
+            tickets,
             spec: spec.clone(),
             failure_policy,
             buckets: Buckets::default(),
@@ -53,6 +63,7 @@ impl GuardShared {
         spec: &GuardSpec,
         failure_policy: FailurePolicy,
         cluster: Option<SharedBuckets>,
+        feed: Option<Arc<TicketFeed>>,
     ) -> Arc<Self> {
         match previous {
             Some(p) if p.spec == *spec && p.failure_policy == failure_policy => {
@@ -62,7 +73,7 @@ impl GuardShared {
                 }
                 p.clone()
             }
-            _ => Self::new_in(spec, failure_policy, cluster),
+            _ => Self::new_in(spec, failure_policy, cluster, feed),
         }
     }
 }

@@ -126,6 +126,7 @@ fn ticket_rules_apply_once_in_order() {
         level: Level::Critical,
         approvals: 2,
         now: at(NOW),
+        object_uid: None,
     };
     let ticket = |status, approvers: &[&str], expires: &str, namespaces: &[&str]| Ticket {
         id: "T".into(),
@@ -136,6 +137,9 @@ fn ticket_rules_apply_once_in_order() {
             namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
             ..Scope::default()
         },
+        targets: Vec::new(),
+        single_use: false,
+        used_for: None,
     };
     let rows: [(&str, Ticket, Result<&str, Rejection>); 5] = [
         (
@@ -609,4 +613,5 @@ fn cluster_limit_without_a_cluster_is_left_to_the_spending_ring() {
 }
 
 mod admission;
+mod cluster_tickets;
 mod rescore;

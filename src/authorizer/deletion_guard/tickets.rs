@@ -3,11 +3,15 @@
 //! gate, which asks for a ticket when the protection level or the risk requires one. Where the
 //! tickets come from is [`source`].
 
+pub mod feed;
+mod snapshot;
 pub mod source;
 mod ticket;
 
-pub use source::{Snapshot, TicketSource};
-pub use ticket::{Rejection, Requirement, Scope, Status, Ticket};
+pub use feed::{TicketFeed, ticket_of};
+pub use snapshot::Snapshot;
+pub use source::TicketSource;
+pub use ticket::{Rejection, Requirement, Scope, Status, Ticket, UsedFor};
 
 use super::assessment::{GuardCode, RiskLevel};
 use super::case::Case;
@@ -23,10 +27,20 @@ use std::collections::HashMap;
 pub(super) enum Ticketed {
     /// Neither the protection level nor the risk asks for a ticket.
     NotRequired,
-    /// A valid ticket (its id) covers the request.
-    Covered(String),
+    /// A valid ticket covers the request.
+    Covered(Covering),
     /// No valid ticket: the finding that stops the request.
     Refused(Finding),
+}
+
+/// The ticket that covers a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Covering {
+    /// Its id.
+    pub(super) id: String,
+    /// It is single-use (a `DeletionTicket`): warrant marks it Used once the deletion is
+    /// admitted.
+    pub(super) single_use: bool,
 }
 
 /// When the gate asks for a ticket.
@@ -67,17 +81,25 @@ pub(super) fn gate(
         level,
         approvals: settings.approvals[level as usize],
         now: case.now,
+        object_uid: case.facts.as_ref().map(|f| f.uid.as_str()),
     };
     Ok(match presented(case, &settings.extra_key) {
         Some(id) => match check_presented(tickets, id, &need, &case.target) {
-            Ok(id) => Ticketed::Covered(id),
+            Ok(ticket) => Ticketed::Covered(covering(ticket)),
             Err(stop) => Ticketed::Refused(stop),
         },
         None => match pre_authorising(tickets, &need, &case.target) {
-            Some(id) => Ticketed::Covered(id.to_owned()),
+            Some(ticket) => Ticketed::Covered(covering(ticket)),
             None => Ticketed::Refused(missing),
         },
     })
+}
+
+fn covering(ticket: &Ticket) -> Covering {
+    Covering {
+        id: ticket.id.clone(),
+        single_use: ticket.single_use,
+    }
 }
 
 /// The tickets by id, as a loaded snapshot holds them.
@@ -119,8 +141,9 @@ pub(super) fn named(
         level,
         approvals: spec.tickets.approvals[level as usize],
         now,
+        object_uid: None,
     };
-    Ok(check_presented(tickets, id, &need, target))
+    Ok(check_presented(tickets, id, &need, target).map(|t| t.id.clone()))
 }
 
 /// How to present a ticket, as a missing-ticket message says it: only what the deciding ring
@@ -157,22 +180,29 @@ fn extra_ticket<'a>(review: &'a Review, extra_key: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-/// The presented ticket `id`, looked up and checked: its id when it covers the request, else
-/// the finding that refuses it (every finding names it).
-fn check_presented(
-    tickets: Option<&HashMap<String, Ticket>>,
+/// The presented ticket `id`, looked up and checked: the ticket when it covers the request,
+/// else the finding that refuses it (every finding names it). A `DeletionTicket` is found by
+/// `<namespace>/<name>`, or by its name alone in the target's namespace.
+fn check_presented<'a>(
+    tickets: Option<&'a HashMap<String, Ticket>>,
     id: &str,
-    need: &Requirement,
+    need: &Requirement<'_>,
     target: &Target<'_>,
-) -> Result<String, Finding> {
+) -> Result<&'a Ticket, Finding> {
     let refused = |code, message| Finding::new(code, message).with_ticket(Some(id.to_owned()));
-    match tickets.and_then(|t| t.get(id)) {
+    let found = tickets.and_then(|t| {
+        t.get(id).or_else(|| match id.contains('/') {
+            true => None,
+            false => t.get(&format!("{}/{id}", target.namespace)),
+        })
+    });
+    match found {
         None => Err(refused(
             GuardCode::TicketNotFound,
             format!("ticket {id} not found"),
         )),
         Some(ticket) => match ticket.check(need, target) {
-            Ok(_) => Ok(id.to_owned()),
+            Ok(_) => Ok(ticket),
             Err(r) => Err(refused(r.code(), r.message(id))),
         },
     }
@@ -181,11 +211,11 @@ fn check_presented(
 /// A valid ticket that names the requester, when none is presented.
 fn pre_authorising<'a>(
     tickets: Option<&'a HashMap<String, Ticket>>,
-    need: &Requirement,
+    need: &Requirement<'_>,
     target: &Target<'_>,
-) -> Option<&'a str> {
+) -> Option<&'a Ticket> {
     tickets?
         .values()
         .filter(|t| t.pre_authorises())
-        .find_map(|t| t.check(need, target).ok())
+        .find(|t| t.check(need, target).is_ok())
 }

@@ -193,7 +193,13 @@ pub struct TicketSettings {
     pub(crate) required_for: Vec<Level>,
     /// Approvals required per level: standard, high, critical.
     pub approvals: [u32; 3],
+    /// The tickets are the cluster's `DeletionTicket`s (`source: {cluster: {}}`), watched.
+    pub cluster: Option<ClusterTickets>,
 }
+
+/// The cluster's `DeletionTicket`s as a guard's ticket source.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ClusterTickets {}
 
 /// A validated `guard:` block.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

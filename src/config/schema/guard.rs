@@ -185,7 +185,24 @@ pub struct TicketsFile {
     /// Approvals required per level (defaults: critical 2, high 1, standard 0).
     #[serde(default)]
     pub approvals: Option<ApprovalsFile>,
+    /// Where tickets come from besides `file` (`cluster: {}`: the cluster's DeletionTickets).
+    #[serde(default)]
+    pub source: Option<TicketSourceFile>,
 }
+
+/// Where tickets come from.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TicketSourceFile {
+    /// The cluster's `DeletionTicket` objects, watched.
+    #[serde(default)]
+    pub cluster: Option<ClusterTicketsFile>,
+}
+
+/// The cluster's `DeletionTicket`s as the ticket source (no settings yet).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClusterTicketsFile {}
 
 /// Approvals per level.
 #[derive(Debug, Deserialize)]

@@ -346,6 +346,7 @@ fn tickets(c: &mut Checker, p: &str, tickets: Option<&At<file::TicketsFile>>) ->
             extra_key: "warrant.dev/ticket".into(),
             required_for: Vec::new(),
             approvals: [0, 1, 2],
+            cluster: None,
         };
     };
     let tl = line(t);
@@ -364,6 +365,23 @@ fn tickets(c: &mut Checker, p: &str, tickets: Option<&At<file::TicketsFile>>) ->
     if t.value.file.as_deref() == Some("") {
         c.push(tl, format!("{tp}.file"), ErrorKind::Required(None));
     }
+    let source = t.value.source.as_ref();
+    let cluster = source
+        .and_then(|s| s.cluster.as_ref())
+        .map(|_| ClusterTickets {});
+    if source.is_some() && cluster.is_none() {
+        c.push(tl, format!("{tp}.source"), ErrorKind::Required(None));
+    }
+    if cluster.is_some() && file.is_some() {
+        c.push(
+            tl,
+            format!("{tp}.source"),
+            invalid(
+                "cluster",
+                "tickets come from one place: file or source.cluster, not both",
+            ),
+        );
+    }
     TicketSettings {
         file,
         extra_key: t
@@ -377,6 +395,7 @@ fn tickets(c: &mut Checker, p: &str, tickets: Option<&At<file::TicketsFile>>) ->
             a.and_then(|a| a.high).unwrap_or(1),
             a.and_then(|a| a.critical).unwrap_or(2),
         ],
+        cluster,
     }
 }
 

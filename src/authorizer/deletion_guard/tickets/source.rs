@@ -1,7 +1,11 @@
-//! The tickets file: read into a [`Snapshot`], and read again when the file changes (through
-//! [`crate::file_watch::FileWatch`] when a runtime is running, read once otherwise). What a
-//! ticket authorises is the parent module's business.
+//! Where a guard's tickets come from ([`TicketSource`]): the tickets file, read into a
+//! [`Snapshot`] and read again when the file changes (through [`crate::file_watch::FileWatch`]
+//! when a runtime is running, read once otherwise), or the cluster's `DeletionTicket`s, whose
+//! snapshot a watch keeps ([`super::feed`]). What a ticket authorises is the parent module's
+//! business.
 
+use super::feed::TicketFeed;
+use super::snapshot::Snapshot;
 use super::ticket::Ticket;
 use crate::authorizer::deletion_guard::error::GuardError;
 use arc_swap::ArcSwap;
@@ -17,18 +21,18 @@ struct TicketsFile {
     tickets: Vec<Ticket>,
 }
 
-/// The tickets as last read, or why they could not be read.
-#[derive(Debug)]
-pub enum Snapshot {
-    /// Read and decoded, by id.
-    Loaded(HashMap<String, Ticket>),
-    /// Not readable or not valid; the guard's failurePolicy applies when a ticket is needed.
-    Unreadable(GuardError),
-}
-
 /// A live ticket source.
 #[derive(Debug)]
-pub struct TicketSource {
+pub enum TicketSource {
+    /// The tickets file.
+    File(FileTickets),
+    /// The cluster's `DeletionTicket`s, as the watch last saw them.
+    Cluster(Arc<TicketFeed>),
+}
+
+/// The tickets file and its last read.
+#[derive(Debug)]
+pub struct FileTickets {
     path: PathBuf,
     current: ArcSwap<Snapshot>,
 }
@@ -37,10 +41,10 @@ impl TicketSource {
     /// Reads the file and, inside a tokio runtime, starts watching it. The watch stops when the
     /// source is dropped.
     pub fn open(path: &Path) -> Arc<Self> {
-        let source = Arc::new(Self {
+        let source = Arc::new(Self::File(FileTickets {
             path: path.to_path_buf(),
             current: ArcSwap::from_pointee(read(path)),
-        });
+        }));
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let weak = Arc::downgrade(&source);
             let path = path.to_path_buf();
@@ -49,19 +53,33 @@ impl TicketSource {
         source
     }
 
+    /// The cluster's tickets, from `feed` (whose watch is asked for).
+    pub fn cluster(feed: Arc<TicketFeed>) -> Arc<Self> {
+        feed.want();
+        Arc::new(Self::Cluster(feed))
+    }
+
     /// The current snapshot.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.current.load_full()
+        match self {
+            Self::File(f) => f.current.load_full(),
+            Self::Cluster(feed) => feed.snapshot(),
+        }
     }
 
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The file, for a file source.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Self::File(f) => Some(&f.path),
+            Self::Cluster(_) => None,
+        }
     }
 
-    /// Reads the file again.
+    /// Reads the file again (a cluster source follows its watch).
     pub fn reload(&self) {
-        self.current.store(Arc::new(read(&self.path)));
+        if let Self::File(f) = self {
+            f.current.store(Arc::new(read(&f.path)));
+        }
     }
 }
 
@@ -75,7 +93,9 @@ async fn watch(source: Weak<TicketSource>, path: PathBuf) {
         if let Snapshot::Unreadable(e) = &next {
             tracing::warn!(file = %path.display(), error = %e, "tickets file unreadable");
         }
-        s.current.store(Arc::new(next));
+        if let TicketSource::File(f) = s.as_ref() {
+            f.current.store(Arc::new(next));
+        }
     }
 }
 

@@ -1,6 +1,6 @@
-//! One change ticket as the tickets file states it, what it covers, and the validity rules a
-//! ticket must meet (applied once, in one place, for a presented ticket and for the search for a
-//! pre-authorising one).
+//! One change ticket as the tickets file states it (or as a `DeletionTicket` reads, see
+//! `feed.rs`), what it covers, and the validity rules a ticket must meet (applied once, in one
+//! place, for a presented ticket and for the search for a pre-authorising one).
 
 use crate::authorizer::deletion_guard::assessment::GuardCode;
 use crate::authorizer::deletion_guard::scope::Target;
@@ -18,6 +18,10 @@ pub enum Status {
     Pending,
     /// Rejected.
     Rejected,
+    /// Past its expiry (a `DeletionTicket` marked Expired).
+    Expired,
+    /// A single-use ticket whose deletion was admitted (a `DeletionTicket` marked Used).
+    Used,
 }
 
 /// What a ticket covers; an empty list covers anything.
@@ -54,17 +58,35 @@ pub struct Ticket {
     /// What it covers.
     #[serde(default)]
     pub scope: Scope,
+    /// The objects it covers by name (a `DeletionTicket`'s `spec.targets`); when set, the
+    /// request's object must be one of them, besides `scope`.
+    #[serde(skip)]
+    pub targets: Vec<crate::tickets::TicketTarget>,
+    /// It authorizes one deletion (a `DeletionTicket`'s `spec.singleUse`).
+    #[serde(skip)]
+    pub single_use: bool,
+    /// The object whose deletion a Used ticket authorized: the same deletion judged again is
+    /// still covered.
+    #[serde(skip)]
+    pub used_for: Option<UsedFor>,
 }
+
+/// The uid of the object whose deletion a single-use ticket authorized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsedFor(pub crate::tickets::UsedFor);
 
 /// What a ticket must carry to authorise one request.
 #[derive(Debug, Clone, Copy)]
-pub struct Requirement {
+pub struct Requirement<'a> {
     /// The target's protection level.
     pub level: Level,
     /// The approvals that level needs.
     pub approvals: u32,
     /// When the request is judged.
     pub now: DateTime<Utc>,
+    /// At admission, the uid of the stored object (a Used ticket still covers the deletion of
+    /// the object it was used for, judged again).
+    pub object_uid: Option<&'a str>,
 }
 
 /// Why a ticket does not authorise a request: the first validity rule it breaks.
@@ -85,6 +107,8 @@ pub enum Rejection {
     Expired(DateTime<Utc>),
     /// Its scope does not cover the request.
     OutOfScope,
+    /// A single-use ticket already used for another deletion.
+    Used,
 }
 
 impl Rejection {
@@ -95,6 +119,7 @@ impl Rejection {
             Rejection::InsufficientApprovals { .. } => GuardCode::InsufficientApprovals,
             Rejection::Expired(_) => GuardCode::TicketExpired,
             Rejection::OutOfScope => GuardCode::TicketScope,
+            Rejection::Used => GuardCode::TicketUsed,
         }
     }
 
@@ -112,6 +137,9 @@ impl Rejection {
             ),
             Rejection::Expired(at) => format!("ticket {id} expired at {}", at.to_rfc3339()),
             Rejection::OutOfScope => format!("ticket {id} does not cover this request"),
+            Rejection::Used => format!(
+                "ticket {id} is single-use and was used for another deletion: request a new one"
+            ),
         }
     }
 }
@@ -119,9 +147,13 @@ impl Rejection {
 impl Ticket {
     /// Applies the validity rules in order: approved, enough approvers, not expired, covering
     /// the target. The ticket's id when it authorises the request.
-    pub fn check(&self, need: &Requirement, target: &Target<'_>) -> Result<&str, Rejection> {
-        if self.status != Status::Approved {
-            return Err(Rejection::NotApproved(self.status));
+    pub fn check(&self, need: &Requirement<'_>, target: &Target<'_>) -> Result<&str, Rejection> {
+        match self.status {
+            Status::Approved => {}
+            Status::Used if self.used_on(need.object_uid) => {}
+            Status::Used => return Err(Rejection::Used),
+            Status::Expired => return Err(Rejection::Expired(self.expires)),
+            Status::Pending | Status::Rejected => return Err(Rejection::NotApproved(self.status)),
         }
         if (self.approvers.len() as u32) < need.approvals {
             return Err(Rejection::InsufficientApprovals {
@@ -139,6 +171,14 @@ impl Ticket {
         Ok(&self.id)
     }
 
+    /// Whether a Used ticket was used for the deletion of the object with this uid.
+    fn used_on(&self, uid: Option<&str>) -> bool {
+        match (&self.used_for, uid) {
+            (Some(UsedFor(u)), Some(uid)) => !uid.is_empty() && u.uid == uid,
+            _ => false,
+        }
+    }
+
     /// Whether the ticket names its requesters, and so authorises them without being presented.
     pub fn pre_authorises(&self) -> bool {
         !self.scope.requesters.is_empty()
@@ -153,8 +193,16 @@ impl Ticket {
                 let (res, group) = r.split_once('.').unwrap_or((r.as_str(), ""));
                 res == t.resource && group == t.group
             });
+        let target_ok = self.targets.is_empty()
+            || self.targets.iter().any(|o| {
+                o.group == t.group
+                    && o.resource == t.resource
+                    && o.namespace == t.namespace
+                    && o.name == t.name
+            });
         (s.namespaces.is_empty() || any(&pats(&s.namespaces), t.namespace))
             && kind_ok
+            && target_ok
             && (s.names.is_empty() || any(&pats(&s.names), t.name))
             && (s.requesters.is_empty() || s.requesters.iter().any(|r| r == t.user))
     }

@@ -1,0 +1,114 @@
+//! The user's connection: a client from their kubeconfig (and context), the namespace, who the
+//! API server says they are (a SelfSubjectReview, as `kubectl auth whoami`), and the errors of
+//! every ticket action.
+
+use crate::cli::ExitStatus;
+use crate::tickets::{self, DeletionTicket};
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::path::Path;
+use thiserror::Error;
+
+/// Why a ticket action failed.
+#[derive(Debug, Error)]
+pub enum TicketError {
+    /// The kubeconfig could not be read or used.
+    #[error("kubeconfig: {0}")]
+    Kubeconfig(String),
+    /// The API server refused or did not answer.
+    #[error("{0}")]
+    Api(#[from] kube::Error),
+    /// An argument is not usable.
+    #[error("{0}")]
+    Usage(String),
+    /// The API server's object is not a ticket this client can read.
+    #[error("{0}")]
+    Decode(String),
+}
+
+impl TicketError {
+    /// The exit status: 2 for a usage error, 1 otherwise.
+    pub fn status(&self) -> ExitStatus {
+        match self {
+            TicketError::Usage(_) => ExitStatus::Usage,
+            _ => ExitStatus::Failure,
+        }
+    }
+}
+
+/// A connected user.
+pub struct Session {
+    /// The client.
+    pub client: kube::Client,
+    /// The tickets' namespace.
+    pub namespace: String,
+}
+
+impl Session {
+    /// Connects with the user's kubeconfig (`kubeconfig`, else `KUBECONFIG`, else
+    /// `~/.kube/config`), its `context` (else the current one), in `namespace` (else the
+    /// context's).
+    pub async fn open(
+        kubeconfig: Option<&Path>,
+        context: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<Self, TicketError> {
+        let options = KubeConfigOptions {
+            context: context.map(str::to_owned),
+            ..Default::default()
+        };
+        let config = match kubeconfig {
+            Some(path) => {
+                let file = Kubeconfig::read_from(path)
+                    .map_err(|e| TicketError::Kubeconfig(format!("{}: {e}", path.display())))?;
+                kube::Config::from_custom_kubeconfig(file, &options).await
+            }
+            None => kube::Config::from_kubeconfig(&options).await,
+        }
+        .map_err(|e| TicketError::Kubeconfig(e.to_string()))?;
+        let namespace = namespace
+            .map(str::to_owned)
+            .unwrap_or_else(|| config.default_namespace.clone());
+        let client = crate::cluster::connect::client(config)
+            .map_err(|e| TicketError::Kubeconfig(e.to_string()))?;
+        Ok(Self { client, namespace })
+    }
+
+    /// Who the API server says the user is.
+    pub async fn whoami(&self) -> Result<String, TicketError> {
+        let api: Api<SelfSubjectReview> = Api::all(self.client.clone());
+        let review = api
+            .create(&PostParams::default(), &SelfSubjectReview::default())
+            .await?;
+        review
+            .status
+            .and_then(|s| s.user_info)
+            .and_then(|u| u.username)
+            .filter(|u| !u.is_empty())
+            .ok_or_else(|| TicketError::Decode("the API server did not say who you are".into()))
+    }
+
+    /// The tickets of `namespace` (all namespaces when `None`).
+    pub fn api(&self, namespace: Option<&str>) -> Api<DynamicObject> {
+        let resource = tickets::api_resource();
+        match namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
+            None => Api::all_with(self.client.clone(), &resource),
+        }
+    }
+}
+
+/// A ticket as the API server sent it, decoded.
+pub fn decode(object: &DynamicObject) -> Result<DeletionTicket, TicketError> {
+    serde_json::to_value(object)
+        .and_then(serde_json::from_value)
+        .map_err(|e| TicketError::Decode(format!("not a DeletionTicket this client can read: {e}")))
+}
+
+/// A ticket as the API client sends it.
+pub fn encode(ticket: &DeletionTicket) -> Result<DynamicObject, TicketError> {
+    serde_json::to_value(ticket)
+        .and_then(serde_json::from_value)
+        .map_err(|e| TicketError::Decode(e.to_string()))
+}

@@ -18,6 +18,7 @@ mod cluster;
 mod cluster_apiserver;
 mod guard;
 mod http;
+mod kafka;
 mod lifecycle;
 mod properties;
 mod reference;

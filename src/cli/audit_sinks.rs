@@ -191,6 +191,8 @@ pub(crate) fn start(
 ) -> Result<Vec<Arc<RemoteSink>>, AuditSinkError> {
     let mut sinks = Vec::new();
     if !args.audit_kafka_brokers.is_empty() {
+        let timeout =
+            duration_flag::positive("audit-kafka-timeout", &args.audit_kafka_timeout, "10s")?;
         let kafka = KafkaSettings {
             brokers: args.audit_kafka_brokers.clone(),
             topic: args.audit_kafka_topic.clone(),
@@ -198,6 +200,7 @@ pub(crate) fn start(
             sasl: kafka_sasl(args)?,
             compression: args.audit_kafka_compression,
             client_id: "warrant".into(),
+            request_deadline: timeout / 2,
         };
         let settings = SinkSettings {
             queue_records: args.audit_kafka_queue_size as usize,
@@ -215,11 +218,7 @@ pub(crate) fn start(
                     max_bytes: args.audit_kafka_spool_max_bytes,
                 }),
             batch_records: args.audit_kafka_batch_max_size as usize,
-            timeout: duration_flag::positive(
-                "audit-kafka-timeout",
-                &args.audit_kafka_timeout,
-                "10s",
-            )?,
+            timeout,
             ..SinkSettings::new("kafka")
         };
         let producer = Arc::new(KafkaProducer::new(kafka));

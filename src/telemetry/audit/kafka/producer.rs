@@ -17,10 +17,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 
-/// How long the client's own retries of one request may last before it gives up (the sink
-/// then retries the whole batch with its backoff).
-const CLIENT_DEADLINE: Duration = Duration::from_secs(5);
-
 /// The topic's partition clients (each holds the connections it needs).
 struct Connected {
     partitions: Vec<Arc<PartitionClient>>,
@@ -68,7 +64,7 @@ impl KafkaProducer {
                 init_backoff: Duration::from_millis(100),
                 max_backoff: Duration::from_secs(1),
                 base: 2.0,
-                deadline: Some(CLIENT_DEADLINE),
+                deadline: Some(s.request_deadline),
             });
         if let Some(tls) = &s.tls {
             builder = builder.tls_config(tls.clone());

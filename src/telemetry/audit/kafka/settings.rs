@@ -2,6 +2,7 @@
 
 use secrecy::SecretString;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The SASL mechanisms the sink speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -52,4 +53,8 @@ pub struct KafkaSettings {
     pub compression: KafkaCompression,
     /// The client id brokers see.
     pub client_id: String,
+    /// How long the client's own retries of one request (connecting, authenticating,
+    /// producing) may last before it reports the last error; kept below the sink's timeout
+    /// so that the cause (a refused password, an unreachable broker) is what the sink reports.
+    pub request_deadline: Duration,
 }

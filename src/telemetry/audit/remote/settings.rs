@@ -8,9 +8,11 @@ use std::time::Duration;
 pub enum WhenFull {
     /// Drop the record at once and count it (`warrant_audit_sink_dropped_records_total`,
     /// reason `queue-full`). The review never waits.
+    #[value(name = "Drop")]
     Drop,
     /// Hold the review until there is room, at most the sink's block timeout; then drop the
     /// record and count it (reason `block-timeout`). The review is answered either way.
+    #[value(name = "Block")]
     Block,
 }
 

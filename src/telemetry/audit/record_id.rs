@@ -1,6 +1,6 @@
 //! A record's own `id`: a random UUID (version 4) per record written, so that a consumer of an
 //! at-least-once sink can drop a record delivered twice. Two records never share one, unlike
-//! their [`super::DecisionId`].
+//! their decision id.
 
 /// A fresh record id, hyphenated.
 pub fn new_record_id() -> String {

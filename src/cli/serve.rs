@@ -119,7 +119,7 @@ pub struct ServeArgs {
     /// Leader election (`--leader-elect*`).
     #[command(flatten)]
     pub leader: Box<super::leader_elect::LeaderElectArgs>,
-    /// Remote audit sinks (`--audit-kafka-*`).
+    /// Remote audit sinks (`--audit-kafka-*`, `--audit-webhook-*`).
     #[command(flatten)]
     pub audit_sinks: Box<super::audit_sinks::AuditSinkArgs>,
 }

@@ -26,6 +26,7 @@ pub mod kafka;
 mod queue;
 mod record_id;
 pub mod remote;
+pub mod webhook;
 mod writer;
 
 pub use decision_id::{DecisionId, JoinKey, WINDOW_SECONDS};

@@ -8,6 +8,7 @@
 )]
 
 mod admit;
+mod audit_webhook;
 mod bad_configs;
 mod binary;
 mod body_limits;

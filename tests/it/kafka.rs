@@ -423,23 +423,25 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
         started.elapsed() < Duration::from_secs(5),
         "reviews waited for the sink"
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let body = loop {
+    // The sink reports the refusal (an attempt cut short by the sink's timeout on a busy
+    // machine reports that instead; the next ones say why).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
         let (code, body) = w.get("/readyz?verbose").await;
         assert_eq!(code, 200, "{body}");
-        if body.contains("[!]audit-sink-kafka failing") {
-            break body;
+        let lower = body.to_lowercase();
+        if body.contains("[!]audit-sink-kafka failing")
+            && (lower.contains("sasl") || lower.contains("authentication"))
+        {
+            eprintln!("{body}");
+            break;
         }
         assert!(
             Instant::now() < deadline,
-            "no failure in /readyz?verbose: {body}"
+            "no SASL failure in /readyz?verbose: {body}"
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
-    };
-    assert!(
-        body.to_lowercase().contains("sasl") || body.contains("uthentication"),
-        "{body}"
-    );
+    }
     let log = w.log.lock().unwrap().join("\n");
     assert!(log.contains("audit sink cannot deliver"), "{log}");
     assert_eq!(file_records(dir.path()).len(), 10);

@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand, each a function from its arguments to an
 //! [`ExitStatus`]. `main.rs` only parses and dispatches to [`run`].
 
+pub(crate) mod audit_sinks;
 pub mod check;
 pub mod check_conditions;
 mod config_source;

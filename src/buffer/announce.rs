@@ -44,9 +44,10 @@ pub async fn hold(
     record.max_hold_ends = Some(rfc3339(deadline));
     record.require_confirmation = ctx.settings.require_confirmation;
     record.requested_by = annotation(meta, &ctx.settings.requester_annotation);
+    record.decision_id = ctx.decision_id(meta, at, record.requested_by);
     record.risk = risk.map(risk_json);
     record.snapshot = stored.map(snapshot);
-    ctx.audit.write_other(&record);
+    ctx.audit.write_other(&record, record.decision_id);
     let body = notification(&record);
     ctx.notifier.send(body, &ctx.metrics);
     publish(ctx, meta, EventType::Normal, "DeletionHeld", message).await;

@@ -10,7 +10,8 @@ use crate::authorizer::deletion_guard::rescore;
 use crate::config::model::buffer::BufferSettings;
 use crate::config::model::guard::GuardSpec;
 use crate::object::{ClusterView, Subject};
-use crate::telemetry::audit::AuditSink;
+use crate::reload::LiveChain;
+use crate::telemetry::audit::{AuditSink, DecisionId, JoinKey, new_record_id};
 use chrono::{DateTime, Utc};
 use kube::api::{Api, DynamicObject, ObjectMeta};
 use kube::discovery::ApiResource;
@@ -34,6 +35,8 @@ pub struct Context {
     pub view: Arc<dyn ClusterView>,
     /// The audit writer.
     pub audit: Arc<AuditSink>,
+    /// The served configuration (its revision goes on every record).
+    pub live: Arc<LiveChain>,
     /// The metrics.
     pub metrics: BufferMetrics,
     /// Publishes Events.
@@ -106,6 +109,8 @@ impl Context {
         message: String,
     ) -> BufferRecord<'a> {
         BufferRecord {
+            id: new_record_id(),
+            decision_id: None,
             time: rfc3339(chrono::Utc::now()),
             stage: "buffer",
             code,
@@ -121,7 +126,18 @@ impl Context {
             confirmed_by_ticket: None,
             risk: None,
             snapshot: None,
+            config_hash: self.live.load().map(|a| a.source.hash.clone()),
         }
+    }
+
+    /// The decision id of the deletion of the object `meta` describes ([`deletion_decision_id`]).
+    pub(crate) fn decision_id(
+        &self,
+        meta: &ObjectMeta,
+        at: DateTime<Utc>,
+        requester: Option<&str>,
+    ) -> Option<DecisionId> {
+        deletion_decision_id(&self.resource, meta, at, requester)
     }
 
     /// `resource[.group] [namespace/]name`, as logs name an object.
@@ -138,6 +154,36 @@ impl Context {
             (_, name) => format!("{kind} {name}"),
         }
     }
+}
+
+/// The decision id of the deletion of the object `meta` (of kind `resource`) describes,
+/// marked at `at` (its `deletionTimestamp`) for `requester` (the requester annotation): the id
+/// the authorization and validation rings derived for that DELETE. `None` without a requester.
+pub(crate) fn deletion_decision_id(
+    resource: &ApiResource,
+    meta: &ObjectMeta,
+    at: DateTime<Utc>,
+    requester: Option<&str>,
+) -> Option<DecisionId> {
+    let user = requester?;
+    let namespace = meta.namespace.as_deref().unwrap_or("");
+    let name = meta.name.as_deref().unwrap_or("");
+    // A Namespace's authorization and admission attributes name it as their namespace too
+    // (kube-apiserver's request info does, and so does the admission mapping).
+    let namespace = match (resource.group.as_str(), resource.plural.as_str()) {
+        ("", "namespaces") if namespace.is_empty() => name,
+        _ => namespace,
+    };
+    Some(DecisionId::derive(&JoinKey {
+        operation: "DELETE",
+        group: &resource.group,
+        resource: &resource.plural,
+        subresource: "",
+        namespace,
+        name,
+        user,
+        at,
+    }))
 }
 
 /// The API of the object `meta` describes, of kind `resource` (namespaced when it has a

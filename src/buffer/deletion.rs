@@ -106,9 +106,10 @@ async fn release(
     let mut record = ctx.record(meta, why.as_str(), message.clone());
     record.deletion_timestamp = Some(rfc3339(at));
     record.requested_by = annotation(meta, &ctx.settings.requester_annotation);
+    record.decision_id = ctx.decision_id(meta, at, record.requested_by);
     record.confirmed_by_ticket = annotation(meta, &ctx.settings.confirmation_annotation);
     record.risk = risk.map(announce::risk_json);
-    ctx.audit.write_other(&record);
+    ctx.audit.write_other(&record, record.decision_id);
     if why != Release::BelowCritical {
         announce::released(ctx, meta, why, message).await;
     }

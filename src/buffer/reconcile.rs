@@ -78,6 +78,7 @@ async fn live(ctx: &Context, meta: &ObjectMeta, what: Live) -> Result<Action, Bu
         false => "no longer protected: finalizer removed".to_owned(),
     };
     tracing::info!(object = %ctx.describe(meta), "{message}");
-    ctx.audit.write_other(&ctx.record(meta, code, message));
+    ctx.audit
+        .write_other(&ctx.record(meta, code, message), None);
     Ok(Action::await_change())
 }

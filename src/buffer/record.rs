@@ -3,6 +3,7 @@
 //! (`BELOW_CRITICAL`, `COOLDOWN_ELAPSED`, `CONFIRMED`), an expiry (`COOLDOWN_EXPIRED`), a
 //! finalizer put on or taken off.
 
+use crate::telemetry::audit::DecisionId;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -11,6 +12,13 @@ use serde_json::Value;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BufferRecord<'a> {
+    /// This record's own id (a random UUID), for de-duplication downstream.
+    pub id: String,
+    /// The id the authorization and validation rings' records of the deletion share: derived
+    /// from the object, the requester annotation and `deletionTimestamp`; absent for records
+    /// not about a deletion, or when the requester is not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) decision_id: Option<DecisionId>,
     /// When (RFC 3339, UTC).
     pub time: String,
     /// Always `buffer`.
@@ -50,6 +58,10 @@ pub(crate) struct BufferRecord<'a> {
     /// A hold's snapshot of the object: metadata (no managedFields) and spec, never data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Value>,
+    /// The revision of the configuration served when the record was written (`sha256:<hex>`
+    /// of the chain file), whose guard settings the ring applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) config_hash: Option<String>,
 }
 
 /// The object a record is about.

@@ -214,6 +214,7 @@ impl Buffer {
                     client,
                     view: this.view.clone(),
                     audit: this.audit.clone(),
+                    live: this.live.clone(),
                     metrics: this.metrics.clone(),
                     recorder,
                     notifier,

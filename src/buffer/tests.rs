@@ -256,3 +256,60 @@ async fn leadership_lost_stops_at_once_and_a_closed_always_true_channel_never_do
     let never = tokio::time::timeout(Duration::from_millis(100), super::run::lost(&mut rx)).await;
     assert!(never.is_err(), "an always-true receiver lost leadership");
 }
+
+/// The buffer ring's records of a deletion carry the id the other rings derived for the
+/// DELETE: from the object, the requester annotation and `deletionTimestamp`; none without a
+/// requester.
+#[test]
+fn a_deletion_is_joined_to_the_delete_its_requester_asked_for() {
+    use crate::telemetry::audit::{DecisionId, JoinKey};
+    use kube::api::ObjectMeta;
+    use kube::discovery::ApiResource;
+    let resource = |group: &str, plural: &str, kind: &str| ApiResource {
+        group: group.into(),
+        version: "v1".into(),
+        api_version: if group.is_empty() {
+            "v1".into()
+        } else {
+            format!("{group}/v1")
+        },
+        kind: kind.into(),
+        plural: plural.into(),
+    };
+    let meta = |namespace: Option<&str>, name: &str| ObjectMeta {
+        namespace: namespace.map(Into::into),
+        name: Some(name.into()),
+        ..ObjectMeta::default()
+    };
+    let at = Utc.with_ymd_and_hms(2026, 12, 2, 10, 0, 1).unwrap();
+    let key = |group, resource, namespace, name| JoinKey {
+        operation: "DELETE",
+        group,
+        resource,
+        subresource: "",
+        namespace,
+        name,
+        user: "jane",
+        at,
+    };
+    let sts = resource("apps", "statefulsets", "StatefulSet");
+    assert_eq!(
+        super::context::deletion_decision_id(&sts, &meta(Some("shop"), "db"), at, Some("jane")),
+        Some(DecisionId::derive(&key(
+            "apps",
+            "statefulsets",
+            "shop",
+            "db"
+        )))
+    );
+    assert_eq!(
+        super::context::deletion_decision_id(&sts, &meta(Some("shop"), "db"), at, None),
+        None
+    );
+    // A Namespace is its own namespace in the attributes the other rings see.
+    let ns = resource("", "namespaces", "Namespace");
+    assert_eq!(
+        super::context::deletion_decision_id(&ns, &meta(None, "shop"), at, Some("jane")),
+        Some(DecisionId::derive(&key("", "namespaces", "shop", "shop")))
+    );
+}

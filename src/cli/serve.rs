@@ -23,6 +23,7 @@ use crate::server::bootstrap::{self, BootstrapError, StateFiles};
 use crate::server::caller::{CallerAuth, TokenAuth, TokenFileError};
 use crate::server::tls::{CertificateExpiry, ReloadingTls, TlsError, TlsFiles};
 use crate::server::{AppState, BindError, Server, ServerOptions};
+use crate::telemetry::audit::remote::SinkMetrics;
 use crate::telemetry::audit::{AuditSink, AuditTarget};
 use crate::telemetry::logging::{self, LogFormat};
 use crate::telemetry::metrics::Metrics;
@@ -119,6 +120,9 @@ pub struct ServeArgs {
     /// Leader election (`--leader-elect*`).
     #[command(flatten)]
     pub leader: Box<super::leader_elect::LeaderElectArgs>,
+    /// Remote audit sinks (`--audit-kafka-*`, `--audit-webhook-*`).
+    #[command(flatten)]
+    pub audit_sinks: Box<super::audit_sinks::AuditSinkArgs>,
 }
 
 /// Why `warrant serve` could not start, by start-up step.
@@ -151,6 +155,9 @@ pub(crate) enum ServeError {
     /// The serving certificate or the client CA cannot be loaded.
     #[error(transparent)]
     Tls(#[from] TlsError),
+    /// A remote audit sink cannot start.
+    #[error(transparent)]
+    AuditSink(#[from] super::audit_sinks::AuditSinkError),
     /// The audit log cannot be opened.
     #[error("--audit-log {path}: {source}")]
     Audit {
@@ -209,7 +216,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     }
     let source = load_config(&args, &live, times.watch, &telemetry.metrics)?;
     let listener = Listener::prepare(&args, telemetry.certificate_expiry.clone())?;
-    let audit = open_audit(&args, &telemetry.metrics)?;
+    let audit = open_audit(&args, &telemetry)?;
     let access_review = access_review(&cluster, &telemetry).await?;
     let rings = Rings::start(&live, cluster, &audit, &telemetry, &leadership);
     let state = Arc::new(AppState {
@@ -300,6 +307,7 @@ impl ClusterStart {
 #[derive(Debug)]
 struct Telemetry {
     metrics: Arc<Metrics>,
+    sinks: SinkMetrics,
     leader: LeaderMetrics,
     buffer: BufferMetrics,
     defense: DefenseMetrics,
@@ -321,8 +329,10 @@ impl Telemetry {
         let access = cluster::AccessReviewMetrics::register(&mut registry);
         let certificate_expiry = CertificateExpiry::default();
         certificate_expiry.register(&mut registry);
+        let sinks = SinkMetrics::register(&mut registry);
         Self {
             metrics: Arc::new(Metrics::in_registry(registry)),
+            sinks,
             leader,
             buffer,
             defense,
@@ -467,8 +477,9 @@ fn tls_files(args: &ServeArgs) -> Result<(TlsFiles, Option<StateFiles>), Bootstr
     Ok((files, Some(state)))
 }
 
-/// The audit sink `--audit-log` names.
-fn open_audit(args: &ServeArgs, metrics: &Arc<Metrics>) -> Result<Arc<AuditSink>, ServeError> {
+/// The audit sink `--audit-log` names, with the remote sinks `--audit-kafka-*` ask for.
+fn open_audit(args: &ServeArgs, telemetry: &Telemetry) -> Result<Arc<AuditSink>, ServeError> {
+    let metrics = &telemetry.metrics;
     let target = match args.audit_log.as_str() {
         "-" => AuditTarget::Stdout,
         "" | "none" => AuditTarget::Disabled,
@@ -478,9 +489,11 @@ fn open_audit(args: &ServeArgs, metrics: &Arc<Metrics>) -> Result<Arc<AuditSink>
         path: args.audit_log.clone(),
         source,
     })?;
-    Ok(Arc::new(
-        sink.with_redacted_extra(args.audit_redact_extra.clone()),
-    ))
+    let mut sink = sink.with_redacted_extra(args.audit_redact_extra.clone());
+    for remote in super::audit_sinks::start(&args.audit_sinks, &telemetry.sinks)? {
+        sink = sink.with_remote(remote);
+    }
+    Ok(Arc::new(sink))
 }
 
 /// The validation and buffer rings' running parts: the cluster view (the cache, opened once a
@@ -561,6 +574,9 @@ fn announce(server: &Server, generated: Option<&StateFiles>) {
     }
 }
 
+/// How long the remote audit sinks may take to deliver (or spool) what waits at stop.
+const REMOTE_SINK_CLOSE: Duration = Duration::from_secs(5);
+
 /// After the drain: the election releases its Lease (bounded by the renew deadline inside its
 /// task), the background tasks stop, and the audit sink is flushed once the last task holding
 /// it has let it go.
@@ -578,6 +594,8 @@ async fn stop(leadership: Leadership, background: Background, rings: Rings, audi
         // The task holds the audit sink too.
         let _ = task.await;
     }
+    // The remote sinks get a few seconds to deliver, or spool, what waits.
+    audit.close_remotes(REMOTE_SINK_CLOSE).await;
     drop(audit);
     tracing::info!("stopped");
 }

@@ -110,7 +110,7 @@ async fn route(
     }
     match path.as_str() {
         "/healthz" | "/livez" => Ok(text(StatusCode::OK, "ok")),
-        "/readyz" => Ok(readyz(state)),
+        "/readyz" => Ok(readyz(state, req.uri().query())),
         _ => {
             authenticate(state, conn, &req)?;
             if path == "/metrics" {
@@ -131,25 +131,57 @@ async fn route(
 
 /// Ready once a valid configuration is loaded and, when a cluster view is configured and the
 /// chain needs it, once its cache has synced (the validation ring's answers depend on it).
-fn readyz(state: &AppState) -> Response<Full<Bytes>> {
-    if !state.live.is_ready() {
-        return text(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "not ready: no valid authorization configuration is loaded",
-        );
+/// With `?verbose`, one line per check in kube-apiserver's shape (`[+]name ok`,
+/// `[-]name failed: why`), plus one per remote audit sink: `[!]audit-sink-<name> failing ...`
+/// while it cannot deliver, which never makes warrant unready (reviews do not depend on it).
+fn readyz(state: &AppState, query: Option<&str>) -> Response<Full<Bytes>> {
+    let verbose = query.is_some_and(|q| {
+        q.split('&')
+            .any(|p| p == "verbose" || p.starts_with("verbose="))
+    });
+    let mut lines = Vec::new();
+    let mut problem = None;
+    if state.live.is_ready() {
+        lines.push("[+]config ok".to_owned());
+    } else {
+        let why = "no valid authorization configuration is loaded";
+        lines.push(format!("[-]config failed: {why}"));
+        problem = Some(why.to_owned());
     }
     // The cache matters once the chain judges admission requests; a warrant with no cluster
     // connection at all serves the authorization ring and is ready for it.
     let admits = state.live.load().is_some_and(|a| a.chain.admits());
-    match state.cluster.ready() {
-        _ if !admits => text(StatusCode::OK, "ok"),
-        Ok(()) | Err(ViewError::NoCluster) => text(StatusCode::OK, "ok"),
-        Err(e) => {
-            let mut r = text(StatusCode::SERVICE_UNAVAILABLE, "");
-            *r.body_mut() = Full::new(Bytes::from(format!("not ready: {e}")));
-            r
+    if admits && problem.is_none() {
+        match state.cluster.ready() {
+            Ok(()) | Err(ViewError::NoCluster) => lines.push("[+]cluster-cache ok".to_owned()),
+            Err(e) => {
+                lines.push(format!("[-]cluster-cache failed: {e}"));
+                problem = Some(e.to_string());
+            }
         }
     }
+    for sink in state.audit.remote_statuses() {
+        lines.push(match sink.problem {
+            None => format!("[+]audit-sink-{} ok", sink.name),
+            Some(p) => format!(
+                "[!]audit-sink-{} failing (readiness not affected): {p}",
+                sink.name
+            ),
+        });
+    }
+    let status = match problem {
+        None => StatusCode::OK,
+        Some(_) => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let body = match (verbose, problem) {
+        (true, None) => format!("{}\nreadyz check passed\n", lines.join("\n")),
+        (true, Some(_)) => format!("{}\nreadyz check failed\n", lines.join("\n")),
+        (false, None) => "ok".to_owned(),
+        (false, Some(why)) => format!("not ready: {why}"),
+    };
+    let mut r = text(status, "");
+    *r.body_mut() = Full::new(Bytes::from(body));
+    r
 }
 
 fn authenticate(

@@ -21,10 +21,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+mod decision_id;
+pub mod kafka;
 mod queue;
+mod record_id;
+pub mod remote;
+pub mod webhook;
 mod writer;
 
+pub use decision_id::{DecisionId, JoinKey, WINDOW_SECONDS};
 use queue::Queue;
+pub use record_id::new_record_id;
 
 /// How many records may wait for the writer.
 pub(crate) const QUEUE_CAPACITY: usize = 65_536;
@@ -228,6 +235,10 @@ pub struct AdmissionAudit<'a> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord<'a> {
+    /// This record's own id (a random UUID), for de-duplication downstream.
+    pub id: String,
+    /// The id every ring's records about the same request share ([`DecisionId`]).
+    pub decision_id: DecisionId,
     /// When the review was judged (RFC 3339, UTC).
     pub time: String,
     /// The ring that answered: `authorization` or `admission`.
@@ -280,7 +291,8 @@ pub struct AuditRecord<'a> {
     pub evaluation_error: Option<String>,
     /// Whole-chain latency in seconds.
     pub(crate) latency_seconds: f64,
-    /// The hash of the configuration that answered.
+    /// The revision of the configuration that answered: `sha256:<hex>` of the chain file's
+    /// bytes, as `warrant_config_info` reports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) config_hash: Option<&'a str>,
 }
@@ -295,6 +307,8 @@ impl<'a> AuditRecord<'a> {
     ) -> Self {
         let spec = input.review.spec();
         Self {
+            id: new_record_id(),
+            decision_id: DecisionId::of_review(spec, input.now),
             time: rfc3339(input.now),
             stage: "authorization",
             api_version: input.review.version().as_str(),
@@ -375,6 +389,8 @@ impl<'a> AuditRecord<'a> {
         let spec = input.review.spec();
         let (reason, error) = outcome.parts();
         Self {
+            id: new_record_id(),
+            decision_id: DecisionId::of_review(spec, input.now),
             time: rfc3339(input.now),
             stage: "conditions",
             api_version: crate::review::CONDITIONS_REVIEW_API_VERSION,
@@ -446,6 +462,7 @@ pub struct AuditSink {
     thread: Option<JoinHandle<()>>,
     metrics: Arc<Metrics>,
     redact_extra: Vec<String>,
+    remotes: Vec<Arc<remote::RemoteSink>>,
 }
 
 impl AuditSink {
@@ -458,6 +475,7 @@ impl AuditSink {
                     thread: None,
                     metrics,
                     redact_extra: Vec::new(),
+                    remotes: Vec::new(),
                 });
             }
             AuditTarget::Stdout => writer::Output::Stdout,
@@ -473,7 +491,29 @@ impl AuditSink {
             thread: Some(thread),
             metrics,
             redact_extra: Vec::new(),
+            remotes: Vec::new(),
         })
+    }
+
+    /// The same sink also sending every record to `remote` (Kafka, an HTTPS endpoint).
+    pub fn with_remote(mut self, remote: Arc<remote::RemoteSink>) -> Self {
+        self.remotes.push(remote);
+        self
+    }
+
+    /// What `/readyz?verbose` says of each remote sink.
+    pub fn remote_statuses(&self) -> Vec<remote::SinkStatus> {
+        self.remotes.iter().map(|r| r.status()).collect()
+    }
+
+    /// Stops the remote sinks, giving them up to `within` together to deliver (or spool)
+    /// what waits.
+    pub async fn close_remotes(&self, within: Duration) {
+        let deadline = std::time::Instant::now() + within;
+        for r in &self.remotes {
+            r.close(deadline.saturating_duration_since(std::time::Instant::now()))
+                .await;
+        }
     }
 
     /// The same sink leaving the user's `extra` values under `keys` out of every record
@@ -484,16 +524,14 @@ impl AuditSink {
         self
     }
 
-    /// Queues one record; never blocks.
+    /// Queues one record. Never fails; it waits only for a remote sink set to `Block` whose
+    /// queue is full, at most that sink's block timeout.
     pub fn write(&self, record: &AuditRecord<'_>) {
-        if self.tx.is_none() {
+        if !self.is_enabled() {
             return;
         }
         match self.encode(record) {
-            Ok(mut line) => {
-                line.push(b'\n');
-                self.send(line);
-            }
+            Ok(line) => self.send(line, Some(record.decision_id)),
             Err(e) => {
                 tracing::error!(error = %e, "audit record cannot be encoded; dropped");
                 self.metrics.record_audit_dropped();
@@ -501,17 +539,15 @@ impl AuditSink {
         }
     }
 
-    /// Queues one record of another stage (the buffer ring's, `"stage": "buffer"`); never
-    /// blocks. The record carries no user `extra`, so nothing is redacted.
-    pub(crate) fn write_other(&self, record: &impl Serialize) {
-        if self.tx.is_none() {
+    /// Queues one record of another stage (the buffer ring's, `"stage": "buffer"`), under
+    /// its decision id when it has one, as [`AuditSink::write`] does. The record carries no
+    /// user `extra`, so nothing is redacted.
+    pub(crate) fn write_other(&self, record: &impl Serialize, decision_id: Option<DecisionId>) {
+        if !self.is_enabled() {
             return;
         }
         match serde_json::to_vec(record) {
-            Ok(mut line) => {
-                line.push(b'\n');
-                self.send(line);
-            }
+            Ok(line) => self.send(line, decision_id),
             Err(e) => {
                 tracing::error!(error = %e, "audit record cannot be encoded; dropped");
                 self.metrics.record_audit_dropped();
@@ -534,9 +570,15 @@ impl AuditSink {
         serde_json::to_vec(&value)
     }
 
-    /// Queues one encoded line; a full queue drops it and counts it.
-    fn send(&self, line: Vec<u8>) {
+    /// Queues one encoded record (no newline) for the file and every remote sink; a full
+    /// file queue drops it and counts it, a remote sink applies its own choice.
+    fn send(&self, mut line: Vec<u8>, decision_id: Option<DecisionId>) {
+        let key = decision_id.map(|d| d.to_string());
+        for r in &self.remotes {
+            r.offer(remote::SinkRecord::now(key.clone(), line.clone()));
+        }
         let Some(tx) = &self.tx else { return };
+        line.push(b'\n');
         if !tx.push(&line) {
             self.metrics.record_audit_dropped();
         }
@@ -552,7 +594,7 @@ impl AuditSink {
 
     /// Whether records are written anywhere.
     pub(crate) fn is_enabled(&self) -> bool {
-        self.tx.is_some()
+        self.tx.is_some() || !self.remotes.is_empty()
     }
 }
 

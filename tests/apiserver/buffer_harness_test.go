@@ -36,7 +36,7 @@ const bufferTickets = `tickets:
     status: Approved
     approvers: [carol, dave]
     expires: "2030-01-01T00:00:00Z"
-    scope: {namespaces: [buf-cool, buf-high, buf-expire, buf-confirm, buf-retire, buf-restart, buf-failover]}
+    scope: {namespaces: [buf-cool, buf-high, buf-expire, buf-confirm, buf-retire, buf-restart, buf-failover, buf-join]}
 `
 
 // bufferKnobs are what the scenarios vary.

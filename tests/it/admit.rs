@@ -265,6 +265,64 @@ async fn a_critical_deployment_without_a_ticket_is_refused() {
     s.w.stop().await;
 }
 
+/// The SubjectAccessReview kube-apiserver sends before a DELETE of deployment `shop/web`.
+fn delete_sar(user: &str) -> String {
+    json!({
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": user, "uid": "j-1", "groups": ["dev", "system:authenticated"],
+                 "resourceAttributes": {"verb": "delete", "group": "apps", "version": "v1",
+                                        "resource": "deployments", "namespace": "shop", "name": "web"}}
+    })
+    .to_string()
+}
+
+fn is_uuid_version(text: &Value, version: char) -> bool {
+    let s = text.as_str().unwrap_or("");
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.iter().map(|p| p.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
+        && s.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+        && parts[2].starts_with(version)
+}
+
+/// The authorization ring's record and the validation ring's record of one DELETE share one
+/// `decisionId` (derived by each from the request) and the configuration revision, and each
+/// has its own `id`; another user's DELETE of the same object gets another decision id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_rings_record_one_delete_under_one_decision_id() {
+    let s = start(busy(), "Deny", "").await;
+    let w = &s.w;
+    let (code, _) = post_review(&w.client(), &w.url("/authorize"), &delete_sar("jane")).await;
+    assert_eq!(code, 200);
+    let (code, _) = admit(w, &delete("uid-1", deployment(Some("critical"), None, 0))).await;
+    assert_eq!(code, 200);
+    let (code, _) = post_review(&w.client(), &w.url("/authorize"), &delete_sar("joe")).await;
+    assert_eq!(code, 200);
+    let records = audit(w, 3).await;
+    let (authorized, admitted, other) = (&records[0], &records[1], &records[2]);
+    assert_eq!(authorized["stage"], "authorization", "{authorized}");
+    assert_eq!(admitted["stage"], "admission", "{admitted}");
+    assert!(
+        is_uuid_version(&authorized["decisionId"], '8'),
+        "{authorized}"
+    );
+    // The rings judge milliseconds apart; they disagree only across a 10 s window boundary.
+    let window = |r: &Value| {
+        let t = chrono::DateTime::parse_from_rfc3339(r["time"].as_str().unwrap()).unwrap();
+        t.timestamp().div_euclid(10)
+    };
+    if window(authorized) == window(admitted) {
+        assert_eq!(authorized["decisionId"], admitted["decisionId"]);
+    }
+    assert_ne!(authorized["decisionId"], other["decisionId"]);
+    for r in [authorized, admitted, other] {
+        assert!(is_uuid_version(&r["id"], '4'), "{r}");
+        let hash = r["configHash"].as_str().unwrap();
+        assert!(hash.starts_with("sha256:") && hash.len() == 7 + 64, "{r}");
+    }
+    assert_ne!(authorized["id"], admitted["id"]);
+    assert_eq!(authorized["configHash"], admitted["configHash"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_ticket_on_the_object_admits_it() {
     let s = start(busy(), "Deny", "").await;

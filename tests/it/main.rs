@@ -8,6 +8,7 @@
 )]
 
 mod admit;
+mod audit_webhook;
 mod bad_configs;
 mod binary;
 mod body_limits;
@@ -18,6 +19,7 @@ mod cluster;
 mod cluster_apiserver;
 mod guard;
 mod http;
+mod kafka;
 mod lifecycle;
 mod properties;
 mod reference;

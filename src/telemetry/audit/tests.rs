@@ -20,12 +20,12 @@ fn a_rotated_audit_file_is_reopened() {
     let path = dir.path().join("audit.log");
     let metrics = Arc::new(Metrics::new());
     let sink = AuditSink::open(&AuditTarget::File(path.clone()), metrics.clone()).unwrap();
-    sink.send(b"{\"n\":1}\n".to_vec());
+    sink.send(b"{\"n\":1}".to_vec(), None);
     std::thread::sleep(Duration::from_millis(200));
     std::fs::rename(&path, dir.path().join("audit.log.1")).unwrap();
     // The writer notices within its rotation check (1 s) even with no records flowing.
     std::thread::sleep(Duration::from_millis(1500));
-    sink.send(b"{\"n\":2}\n".to_vec());
+    sink.send(b"{\"n\":2}".to_vec(), None);
     drop(sink);
     let old = std::fs::read_to_string(dir.path().join("audit.log.1")).unwrap();
     let new = std::fs::read_to_string(&path).unwrap();
@@ -42,11 +42,11 @@ fn sighup_reopens_the_audit_file_at_once() {
     let path = dir.path().join("audit.log");
     let metrics = Arc::new(Metrics::new());
     let sink = AuditSink::open(&AuditTarget::File(path.clone()), metrics.clone()).unwrap();
-    sink.send(b"{\"n\":1}\n".to_vec());
+    sink.send(b"{\"n\":1}".to_vec(), None);
     std::thread::sleep(Duration::from_millis(100));
     std::fs::rename(&path, dir.path().join("audit.log.1")).unwrap();
     sink.reopen();
-    sink.send(b"{\"n\":2}\n".to_vec());
+    sink.send(b"{\"n\":2}".to_vec(), None);
     let deadline = std::time::Instant::now() + Duration::from_millis(500);
     while std::fs::read_to_string(&path)
         .unwrap_or_default()
@@ -77,7 +77,7 @@ fn records_that_cannot_be_written_are_counted() {
     )
     .unwrap();
     for n in 0..5 {
-        sink.send(format!("{{\"n\":{n}}}\n").into_bytes());
+        sink.send(format!("{{\"n\":{n}}}").into_bytes(), None);
     }
     drop(sink);
     assert_eq!(dropped(&metrics), 5);

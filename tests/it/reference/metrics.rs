@@ -26,10 +26,14 @@ fn registered() -> BTreeMap<String, String> {
     warrant::server::tls::CertificateExpiry::default().register(&mut registry);
     let defense = warrant::defense::DefenseMetrics::register(&mut registry);
     let access = warrant::cluster::AccessReviewMetrics::register(&mut registry);
+    let sinks = warrant::telemetry::audit::remote::SinkMetrics::register(&mut registry);
     let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);
     // Series for the families with labels, so that the encoding describes them too.
     defense.record_requester(warrant::defense::metrics::RequesterOutcome::Recorded);
     access.record(warrant::cluster::access_review::AccessReviewResult::Allowed);
+    sinks
+        .series("kafka")
+        .dropped(warrant::telemetry::audit::remote::DropReason::QueueFull, 1);
     metrics.record_http(200);
     metrics.record_audit_dropped();
     metrics.record_reload_refusal("lockout");

@@ -90,6 +90,8 @@ pub fn review_answer(api_version: &str, allowed: bool, denied: bool, reason: &st
 pub struct Received {
     pub head: String,
     pub body: String,
+    /// The body's bytes as sent (a gzip body is not text).
+    pub bytes: Vec<u8>,
 }
 
 #[derive(Default)]
@@ -259,9 +261,13 @@ async fn serve_connection(
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         }
-        let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).to_string();
+        let bytes = buf[head_end..head_end + len].to_vec();
+        let body = String::from_utf8_lossy(&bytes).to_string();
         buf.drain(..head_end + len);
-        received.lock().unwrap().push(Received { head, body });
+        received
+            .lock()
+            .unwrap()
+            .push(Received { head, body, bytes });
         calls.fetch_add(1, Ordering::SeqCst);
         let behaviour = {
             let mut s = script.lock().unwrap();

@@ -1,0 +1,211 @@
+//! A real Apache Kafka broker for the Kafka sink's tests: one KRaft node (broker and
+//! controller) on loopback ports, its jars installed by `tests/kafka/install.sh` (from
+//! `$WARRANT_KAFKA_LIBS` when `.ci/run` already ran it), its log directory in a temporary
+//! directory, started by the test, killed (SIGKILL) and restarted on the same data and
+//! ports, and killed when dropped.
+
+use crate::support::repo;
+use rskafka::client::partition::{OffsetAt, UnknownTopicHandling};
+use rskafka::client::{Client, ClientBuilder};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A cluster id in Kafka's format (a base64 UUID), fixed: each broker has its own data.
+const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qk";
+
+/// The directory of the broker's jars.
+pub fn libs() -> PathBuf {
+    if let Ok(dir) = std::env::var("WARRANT_KAFKA_LIBS") {
+        return PathBuf::from(dir);
+    }
+    let out = Command::new("bash")
+        .arg(repo("tests/kafka/install.sh"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run tests/kafka/install.sh (needs Java and Maven)");
+    assert!(out.status.success(), "tests/kafka/install.sh failed");
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A running (or killed) broker.
+pub struct Broker {
+    pub port: u16,
+    dir: tempfile::TempDir,
+    libs: PathBuf,
+    child: Option<Child>,
+}
+
+impl Broker {
+    /// Formats a fresh log directory and starts the broker; `extra` lines are appended to
+    /// its configuration (listeners with SASL, for instance).
+    pub async fn start(extra: &str) -> Self {
+        let libs = libs();
+        let dir = tempfile::tempdir().unwrap();
+        let (port, controller) = (free_port(), free_port());
+        let data = dir.path().join("data");
+        let props = format!(
+            "process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{controller}
+controller.listener.names=CONTROLLER
+log.dirs={}
+num.partitions=3
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+{}
+",
+            data.display(),
+            if extra.is_empty() {
+                format!(
+                    "listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT"
+                )
+            } else {
+                extra
+                    .replace("{port}", &port.to_string())
+                    .replace("{controller}", &controller.to_string())
+            }
+        );
+        std::fs::write(dir.path().join("server.properties"), props).unwrap();
+        let status = Command::new("java")
+            .args(["-Xmx256m", "-cp"])
+            .arg(format!("{}/*", libs.display()))
+            .args(["kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c"])
+            .arg(dir.path().join("server.properties"))
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kafka-storage format failed");
+        let mut b = Self {
+            port,
+            dir,
+            libs,
+            child: None,
+        };
+        b.restart().await;
+        b
+    }
+
+    /// `host:port` of the client listener.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The broker's own log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("broker.log")).unwrap_or_default()
+    }
+
+    /// Starts the broker on its data and ports, and waits (60 s at most) until it has
+    /// started.
+    pub async fn restart(&mut self) {
+        assert!(self.child.is_none(), "the broker is running");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("broker.log"))
+            .unwrap();
+        let started_before = self.log().matches("Kafka Server started").count();
+        let child = Command::new("java")
+            .args(["-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
+            .arg(format!(
+                "-Dlog4j2.configurationFile={}",
+                repo("tests/kafka/log4j2.properties")
+            ))
+            .arg("-cp")
+            .arg(format!("{}/*", self.libs.display()))
+            .arg("kafka.Kafka")
+            .arg(self.dir.path().join("server.properties"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.log().matches("Kafka Server started").count() == started_before {
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("the broker exited with {status}:\n{}", self.log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the broker did not start within 60 s:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Kills the broker (SIGKILL: no clean shutdown).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// A plaintext client.
+    pub async fn client(&self) -> Client {
+        ClientBuilder::new(vec![self.address()])
+            .build()
+            .await
+            .unwrap()
+    }
+
+    /// Creates `topic` with `partitions` partitions.
+    pub async fn create_topic(&self, topic: &str, partitions: i32) {
+        let client = self.client().await;
+        client
+            .controller_client()
+            .unwrap()
+            .create_topic(topic, partitions, 1, 10_000)
+            .await
+            .unwrap();
+    }
+
+    /// Every message of `topic` so far, by partition: (key, value), in offset order.
+    pub async fn consume(&self, topic: &str, partitions: i32) -> Vec<Vec<(String, Vec<u8>)>> {
+        let client = self.client().await;
+        let mut out = Vec::new();
+        for p in 0..partitions {
+            let pc = client
+                .partition_client(topic, p, UnknownTopicHandling::Retry)
+                .await
+                .unwrap();
+            let end = pc.get_offset(OffsetAt::Latest).await.unwrap();
+            let mut offset = pc.get_offset(OffsetAt::Earliest).await.unwrap();
+            let mut messages = Vec::new();
+            while offset < end {
+                let (records, _) = pc.fetch_records(offset, 1..8_000_000, 1_000).await.unwrap();
+                for r in records {
+                    offset = r.offset + 1;
+                    let key = String::from_utf8(r.record.key.unwrap_or_default()).unwrap();
+                    messages.push((key, r.record.value.unwrap_or_default()));
+                }
+            }
+            out.push(messages);
+        }
+        out
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -7,6 +7,7 @@
 //! watchers; [`open`] starts them only once the chain needs the cluster.
 
 pub(crate) mod annotate;
+pub(crate) mod baselines;
 pub mod buckets;
 pub mod cache;
 pub mod connect;

@@ -8,6 +8,7 @@ mod kind;
 mod level;
 mod mode;
 pub mod pattern;
+pub mod unusual;
 pub mod window;
 
 pub use conditions::{ConditionsSettings, RuleCondition, WhenUnsupported};

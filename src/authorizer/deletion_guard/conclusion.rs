@@ -3,7 +3,7 @@
 //! reasons)` after every message, the `OBSERVED_<CODE>` code) and the [`Assessment`] attached
 //! for audit and metrics.
 
-use super::assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
+use super::assessment::{Assessment, GuardCode, ImpactReport, RiskLevel, UnusualReport};
 use super::risk::Risk;
 use crate::config::model::guard::Mode;
 use crate::decision::{Decision, Reason, Verdict};
@@ -19,6 +19,8 @@ pub(super) struct Finding {
     pub(super) message: String,
     /// The ticket presented or found, if any.
     pub(super) ticket: Option<String>,
+    /// A burst the unusual-deletion gate found on the way, if any.
+    pub(super) unusual: Option<UnusualReport>,
 }
 
 impl Finding {
@@ -28,7 +30,14 @@ impl Finding {
             code,
             message: message.into(),
             ticket: None,
+            unusual: None,
         }
+    }
+
+    /// The same finding reporting the burst the unusual-deletion gate found.
+    pub(super) fn with_unusual(mut self, unusual: Option<UnusualReport>) -> Self {
+        self.unusual = unusual;
+        self
     }
 
     /// The same finding naming the ticket used.
@@ -93,6 +102,7 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         impact: risk
             .impact
             .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps)),
+        unusual: finding.unusual,
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))
 }

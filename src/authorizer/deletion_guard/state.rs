@@ -5,6 +5,7 @@
 use super::cluster_buckets::SharedBuckets;
 use super::rate::Buckets;
 use super::tickets::TicketSource;
+use super::unusual::Baselines;
 use crate::config::FailurePolicy;
 use crate::config::model::guard::GuardSpec;
 use crate::names::AuthorizerName;
@@ -20,6 +21,9 @@ pub struct GuardShared {
     pub failure_policy: FailurePolicy,
     /// Rate-limit buckets.
     pub buckets: Buckets,
+    /// The unusual-deletion baselines of `scope: Replica` (carried over every reload: a
+    /// changed setting does not forget what was learnt).
+    pub baselines: Arc<Baselines>,
     /// The tickets, when a file is configured.
     pub tickets: Option<Arc<TicketSource>>,
     /// The cluster's buckets (`scope: Cluster` limits), when warrant has a cluster.
@@ -38,11 +42,22 @@ impl GuardShared {
         failure_policy: FailurePolicy,
         cluster: Option<SharedBuckets>,
     ) -> Arc<Self> {
+        Self::learnt(spec, failure_policy, cluster, Arc::default())
+    }
+
+    /// Fresh state for a spec, keeping the baselines learnt so far.
+    fn learnt(
+        spec: &GuardSpec,
+        failure_policy: FailurePolicy,
+        cluster: Option<SharedBuckets>,
+        baselines: Arc<Baselines>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             tickets: spec.tickets.file.as_deref().map(TicketSource::open),
             spec: spec.clone(),
             failure_policy,
             buckets: Buckets::default(),
+            baselines,
             cluster,
         })
     }
@@ -62,7 +77,8 @@ impl GuardShared {
                 }
                 p.clone()
             }
-            _ => Self::new_in(spec, failure_policy, cluster),
+            Some(p) => Self::learnt(spec, failure_policy, cluster, p.baselines.clone()),
+            None => Self::new_in(spec, failure_policy, cluster),
         }
     }
 }

@@ -610,3 +610,4 @@ fn cluster_limit_without_a_cluster_is_left_to_the_spending_ring() {
 
 mod admission;
 mod rescore;
+mod unusual;

@@ -7,6 +7,7 @@ pub use super::kind::Kind;
 pub use super::level::Level;
 pub use super::mode::Mode;
 use super::pattern::{self, Pattern};
+use super::unusual::UnusualDeletions;
 use super::window::{Freeze, Weekly};
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -226,6 +227,8 @@ pub struct GuardSpec {
     pub tickets: TicketSettings,
     /// Rate limits.
     pub(crate) rate_limits: Vec<RateLimit>,
+    /// The unusual-deletion gate, when configured.
+    pub unusual_deletions: Option<UnusualDeletions>,
     /// Risk thresholds.
     pub(crate) thresholds: Thresholds,
     /// Risk weights.

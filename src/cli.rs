@@ -4,6 +4,7 @@
 pub mod check;
 pub mod check_conditions;
 mod config_source;
+pub mod coverage;
 pub(crate) mod duration_flag;
 mod exit_status;
 pub(crate) mod leader_elect;
@@ -41,6 +42,9 @@ pub enum Command {
     /// Judge recorded traffic (warrant or kube-apiserver audit logs, SubjectAccessReview files)
     /// against a candidate configuration and report every flip.
     Replay(replay::ReplayArgs),
+    /// List the objects that look critical (their deletion's risk, or a production-like name)
+    /// but that no rule or protection label of the guard protects.
+    Coverage(coverage::CoverageArgs),
 }
 
 /// Runs a parsed command line.
@@ -51,5 +55,6 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Validate(args) => validate::run(args),
         Command::Test(args) => test::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Coverage(args) => coverage::run(args),
     }
 }

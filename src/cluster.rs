@@ -16,6 +16,7 @@ pub mod crd;
 pub mod files;
 pub mod index;
 pub(crate) mod intern;
+pub mod inventory;
 mod labelled;
 pub mod labels;
 pub mod metrics;

@@ -8,6 +8,7 @@ mod kind;
 mod level;
 mod mode;
 pub mod pattern;
+mod scope;
 pub mod unusual;
 pub mod window;
 

@@ -16,6 +16,7 @@ mod cel_diff;
 mod check_conditions;
 mod cluster;
 mod cluster_apiserver;
+mod coverage;
 mod guard;
 mod http;
 mod lifecycle;

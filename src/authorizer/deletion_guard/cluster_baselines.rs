@@ -5,11 +5,17 @@
 //! optimistic on `resourceVersion`); the guard bounds each call by the review's deadline.
 
 use super::baseline::Judgement;
-use super::cluster_buckets::BucketFuture;
 use crate::config::model::unusual::UnusualDeletions;
 use chrono::{DateTime, Utc};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use thiserror::Error;
+
+/// A boxed future of a baseline store (the shape of the authorizers' `BoxFuture`, spelled here
+/// so that this module depends on nothing above the guard, nor on the rate-limit buckets whose
+/// store also keeps baselines).
+pub(crate) type BaselineFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One baseline: the guard, the principal and the kind it counts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -73,5 +79,5 @@ pub trait ClusterBaselines: Send + Sync + fmt::Debug {
         settings: &'a UnusualDeletions,
         now: DateTime<Utc>,
         record: bool,
-    ) -> BucketFuture<'a, Result<Judgement, BaselineError>>;
+    ) -> BaselineFuture<'a, Result<Judgement, BaselineError>>;
 }

@@ -2,8 +2,8 @@
 //! of destructive requests is learnt and what a burst far above it meets. The model itself
 //! (decay, window, judgement) is `authorizer::deletion_guard::baseline`.
 
-use super::guard::RateLimitScope;
 use super::kind::Kind;
+use super::scope::RateLimitScope;
 use serde::Serialize;
 use std::time::Duration;
 

@@ -143,3 +143,51 @@ func TestUnusualDeletionsThroughAPIServer(t *testing.T) {
 		t.Errorf("want 7 observed bursts counted, got %q", got)
 	}
 }
+
+// With `scope: Cluster` the baseline is one Lease in warrant-system that every replica reads
+// and writes: five namespace deletes a minute in all pass, whichever replica judges them, and
+// the sixth is a burst.
+func TestUnusualDeletionsBaselineSharedByReplicas(t *testing.T) {
+	setRing(t, "Enforce") // warrant's service account reaches RBAC (deploy/warrant.yaml's Role)
+	cfg := writeConfig(t, "ha-unusual", `apiVersion: warrant.dev/v1alpha1
+kind: AuthorizationConfiguration
+authorizers:
+  - type: DeletionGuard
+    name: deletion-guard
+    failurePolicy: Deny
+    guard:
+      unusualDeletions: {action: Deny, scope: Cluster, window: 1m, halfLife: 1h, priorPerHour: 60, floorPerHour: 60, factor: 5}
+`)
+	lease := fmt.Sprintf("ha-unusual-%d", time.Now().UnixNano()%1_000_000)
+	rs := []*replica{startReplica(t, "ha-unusual-a", cfg, lease), startReplica(t, "ha-unusual-b", cfg, lease)}
+	user := fmt.Sprintf("unusual-user-%d", time.Now().UnixNano()%1_000_000)
+	for i := 0; i < 7; i++ {
+		r := rs[i%2]
+		st := reviewDelete(t, r, user, fmt.Sprintf("ns-%d", i))
+		t.Logf("delete %d via %s: denied=%v reason=%q", i+1, r.name, st.Denied, st.Reason)
+		if i < 5 && (st.Denied || st.EvaluationError != "") {
+			t.Fatalf("delete %d via %s: want NoOpinion (5 a minute across replicas), got %+v", i+1, r.name, st)
+		}
+		if i >= 5 && !(st.Denied && strings.Contains(st.Reason, "[UNUSUAL_DELETION_RATE]")) {
+			t.Fatalf("delete %d via %s: want UNUSUAL_DELETION_RATE (the shared baseline), got %+v", i+1, r.name, st)
+		}
+	}
+	leases, err := client(t, E.scenarios, "admin").CoordinationV1().Leases("warrant-system").List(ctx(t),
+		metav1.ListOptions{LabelSelector: "warrant.dev/deletion-baseline=principal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, l := range leases.Items {
+		if l.Annotations["warrant.dev/deletion-baseline-of"] == user+" on namespaces" {
+			found++
+			t.Logf("baseline %s: %s", l.Name, l.Annotations["warrant.dev/deletion-baseline"])
+			if !strings.Contains(l.Annotations["warrant.dev/deletion-baseline"], `"current":7`) {
+				t.Errorf("the shared baseline must have counted all 7 requests: %s", l.Annotations["warrant.dev/deletion-baseline"])
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("want one baseline Lease for %s in warrant-system, found %d", user, found)
+	}
+}

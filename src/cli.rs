@@ -5,6 +5,7 @@ pub(crate) mod audit_sinks;
 pub mod check;
 pub mod check_conditions;
 mod config_source;
+pub mod coverage;
 pub(crate) mod duration_flag;
 mod exit_status;
 pub(crate) mod leader_elect;
@@ -46,6 +47,9 @@ pub enum Command {
     /// Ask for, approve, reject and list DeletionTickets in the cluster of your kubeconfig
     /// (also `kubectl warrant ticket`).
     Ticket(ticket::TicketArgs),
+    /// List the objects that look critical (their deletion's risk, or a production-like name)
+    /// but that no rule or protection label of the guard protects.
+    Coverage(coverage::CoverageArgs),
 }
 
 /// Runs a parsed command line.
@@ -57,5 +61,6 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Test(args) => test::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Ticket(args) => ticket::run(args),
+        Command::Coverage(args) => coverage::run(args),
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod access_review;
 pub(crate) mod annotate;
+pub(crate) mod baselines;
 pub mod buckets;
 pub mod cache;
 pub mod connect;
@@ -16,6 +17,7 @@ pub mod crd;
 pub mod files;
 pub mod index;
 pub(crate) mod intern;
+pub mod inventory;
 mod labelled;
 pub mod labels;
 pub mod metrics;

@@ -16,6 +16,9 @@
 //! the buffer's controller ([`crate::leader`]), and the audit records
 //! ([`crate::telemetry::audit`]).
 //!
+//! [`coverage`] looks the other way: at what the rings do *not* protect (objects whose deletion
+//! the risk model scores high, or named like production, that no rule or label protects).
+//!
 //! The validation ring's decision is an [`Admission`]: the chain's answer plus the
 //! [`FollowUp`]s the defense owes before the answer goes out (today: recording who asked for a
 //! held deletion). The server only routes: it asks [`admission::decide`] for the decision and
@@ -24,6 +27,7 @@
 //! the guard that asked for it, with that follow-up's code.
 
 pub mod admission;
+pub mod coverage;
 pub(crate) mod follow_up;
 pub mod metrics;
 mod perform;

@@ -9,7 +9,9 @@
 //! gates in order, the first that stops the request deciding: `gates` (break-glass, trusted
 //! principals), [`rate`] (limits), `windows` (freezes and change windows, `WINDOW_BLOCKED` above
 //! LOW), [`tickets`] (`MISSING_TICKET`, `TICKET_NOT_FOUND`, `TICKET_NOT_APPROVED`,
-//! `INSUFFICIENT_APPROVALS`, `TICKET_EXPIRED`, `TICKET_SCOPE`); a request that passes them all
+//! `INSUFFICIENT_APPROVALS`, `TICKET_EXPIRED`, `TICKET_SCOPE`), with `unusual` between the
+//! limits and the windows (a principal's burst far above its own baseline, `baseline`:
+//! `UNUSUAL_DELETION_RATE` or a ticket demanded, or only recorded); a request that passes them all
 //! gets `ALLOW`, or `ALLOW_WITH_COOLDOWN` for CRITICAL risk. `conclusion` turns the finding into
 //! the verdict and its [`Assessment`].
 //!
@@ -18,8 +20,10 @@
 //! failure policy to a [`GuardError`].
 
 mod assessment;
+pub(crate) mod baseline;
 mod buffered;
 mod case;
+pub(crate) mod cluster_baselines;
 pub(crate) mod cluster_buckets;
 mod conclusion;
 mod conditional;
@@ -34,10 +38,13 @@ mod risk;
 mod scope;
 mod state;
 pub mod tickets;
+mod unusual;
 mod windows;
 
 pub use crate::config::model::guard::{GuardSpec, Level, Mode};
-pub use assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
+pub use assessment::{Assessment, GuardCode, ImpactReport, RiskLevel, UnusualReport};
+pub use baseline::{Baseline, Judgement};
+pub(crate) use cluster_baselines::{BaselineError, BaselineKey, ClusterBaselines};
 pub(crate) use cluster_buckets::{
     BucketError, BucketKey, BucketLevel, ClusterBuckets, SharedBuckets,
 };

@@ -136,6 +136,15 @@ pub(crate) struct GuardDecisionLabels {
     pub mode: &'static str,
 }
 
+/// The labels of the unusual-deletion gate's bursts.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct UnusualLabels {
+    /// The guard.
+    pub name: String,
+    /// What a burst meets: `Observe`, `RequireTicket` or `Deny`.
+    pub action: &'static str,
+}
+
 /// A label set naming one authorizer.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct NameLabels {
@@ -166,6 +175,8 @@ pub struct Families {
     pub(crate) guard_decisions: FamilyOf<GuardDecisionLabels, Counter>,
     /// `warrant_guard_break_glass`.
     pub(crate) guard_break_glass: FamilyOf<NameLabels, Counter>,
+    /// `warrant_guard_unusual_deletions`.
+    pub(crate) guard_unusual: FamilyOf<UnusualLabels, Counter>,
     /// `warrant_webhook_evaluations`.
     pub(crate) webhook_evaluations: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_duration_seconds`.
@@ -192,6 +203,7 @@ impl Default for Families {
             rule_matches: Family::default(),
             guard_decisions: Family::default(),
             guard_break_glass: Family::default(),
+            guard_unusual: Family::default(),
             webhook_evaluations: Family::default(),
             webhook_duration: Family::new_with_constructor(latency_histogram),
             webhook_fail_open: Family::default(),
@@ -246,6 +258,11 @@ impl Families {
             "warrant_guard_break_glass",
             "Destructive requests by break-glass group members that the guard let through",
             f.guard_break_glass.clone(),
+        );
+        r.register(
+            "warrant_guard_unusual_deletions",
+            "Destructive requests the unusual-deletion gate judged a burst above the requester's baseline, by the action configured (counted whatever the action, Observe included)",
+            f.guard_unusual.clone(),
         );
         r.register(
             "warrant_shadow_decisions",

@@ -7,7 +7,9 @@
 //! POST for a bucket's first token), more under contention.
 
 use crate::authorizer::BoxFuture;
-use crate::authorizer::deletion_guard::{BucketError, BucketKey, BucketLevel, ClusterBuckets};
+use crate::authorizer::deletion_guard::{
+    BucketError, BucketKey, BucketLevel, ClusterBaselines, ClusterBuckets,
+};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, ObjectMeta, PostParams};
@@ -26,7 +28,7 @@ pub(crate) const MAX_ATTEMPTS: u32 = 5;
 /// Buckets kept as Leases in one namespace.
 #[derive(Debug, Clone)]
 pub(crate) struct LeaseBuckets {
-    api: Api<Lease>,
+    pub(super) api: Api<Lease>,
 }
 
 impl LeaseBuckets {
@@ -91,6 +93,10 @@ impl ClusterBuckets for LeaseBuckets {
         })
     }
 
+    fn baselines(&self) -> Option<&dyn ClusterBaselines> {
+        Some(self)
+    }
+
     fn take<'a>(
         &'a self,
         key: &'a BucketKey,
@@ -116,24 +122,18 @@ impl ClusterBuckets for LeaseBuckets {
 /// the user name is.
 pub(crate) fn lease_name(key: &BucketKey) -> String {
     let l = &key.limit;
-    let mut h = Sha256::new();
-    for part in [
-        key.guard.as_str(),
-        &key.index.to_string(),
-        &l.kind.group,
-        &l.kind.resource,
-        &l.count.to_string(),
-        &l.period.as_millis().to_string(),
-        &key.user,
-    ] {
-        h.update(part.as_bytes());
-        h.update([0]);
-    }
-    let hex: String = h.finalize()[..20]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("warrant-rl-{hex}")
+    hashed_name(
+        "warrant-rl-",
+        &[
+            key.guard.as_str(),
+            &key.index.to_string(),
+            &l.kind.group,
+            &l.kind.resource,
+            &l.count.to_string(),
+            &l.period.as_millis().to_string(),
+            &key.user,
+        ],
+    )
 }
 
 fn new_lease(key: &BucketKey, name: &str) -> Lease {
@@ -197,14 +197,33 @@ fn decode(name: &str, lease: &Lease) -> Result<BucketLevel, BucketError> {
 
 /// The API server's own message when it answered (not the whole Status), else the error.
 fn api_error(name: &str, e: &kube::Error) -> BucketError {
-    let message = match e {
-        kube::Error::Api(s) => format!("{} ({})", s.message, s.code),
-        other => other.to_string(),
-    };
     BucketError::Api {
         name: name.to_owned(),
-        message,
+        message: api_message(e),
     }
+}
+
+/// The API server's own message and code when it answered, else the error.
+pub(super) fn api_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!("{} ({})", s.message, s.code),
+        other => other.to_string(),
+    }
+}
+
+/// `prefix` and 40 hex digits of a SHA-256 over `parts` (each ended by a NUL): a valid object
+/// name whatever the parts hold.
+pub(super) fn hashed_name(prefix: &str, parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    let hex: String = h.finalize()[..20]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{prefix}{hex}")
 }
 
 #[cfg(test)]

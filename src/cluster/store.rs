@@ -105,6 +105,13 @@ impl<B> Store<B> {
         Some((n.as_ref(), o))
     }
 
+    /// Every object, by namespace then name.
+    pub(crate) fn all(&self) -> impl Iterator<Item = (&str, &str, &Object<B>)> + '_ {
+        self.objects
+            .iter()
+            .flat_map(|(ns, names)| names.iter().map(move |(n, o)| (ns.as_ref(), n.as_ref(), o)))
+    }
+
     /// The objects of `namespace`, by name.
     pub(crate) fn in_namespace<'a>(
         &'a self,

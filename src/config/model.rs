@@ -8,6 +8,8 @@ mod kind;
 mod level;
 mod mode;
 pub mod pattern;
+mod scope;
+pub mod unusual;
 pub mod window;
 
 pub use conditions::{ConditionsSettings, RuleCondition, WhenUnsupported};

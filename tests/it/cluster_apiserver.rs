@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use warrant::cluster::{Cache, CacheOptions, Source};
 use warrant::object::{ClusterView, Dependents, LabelValue, ObjectRef, Subject};
 
-struct Proc(Child);
+pub(crate) struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -29,7 +29,7 @@ impl Drop for Proc {
 }
 
 /// Prints the tails of the control plane's logs when the test fails.
-struct Logs<'a>(&'a Path);
+pub(crate) struct Logs<'a>(pub(crate) &'a Path);
 
 impl Drop for Logs<'_> {
     fn drop(&mut self) {
@@ -69,7 +69,7 @@ fn start(bin: &Path, args: &[String], log: &Path) -> Proc {
 }
 
 /// etcd and kube-apiserver in `dir`; returns them and an admin kubeconfig.
-fn control_plane(bins: &Path, dir: &Path) -> (Proc, Proc, PathBuf) {
+pub(crate) fn control_plane(bins: &Path, dir: &Path) -> (Proc, Proc, PathBuf) {
     let (client, peer, api) = (free_port(), free_port(), free_port());
     let etcd_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
@@ -126,7 +126,11 @@ fn control_plane(bins: &Path, dir: &Path) -> (Proc, Proc, PathBuf) {
     (etcd, apiserver, kubeconfig)
 }
 
-async fn until<T>(what: &str, timeout: Duration, mut f: impl AsyncFnMut() -> Option<T>) -> T {
+pub(crate) async fn until<T>(
+    what: &str,
+    timeout: Duration,
+    mut f: impl AsyncFnMut() -> Option<T>,
+) -> T {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(v) = f().await {
@@ -137,7 +141,7 @@ async fn until<T>(what: &str, timeout: Duration, mut f: impl AsyncFnMut() -> Opt
     }
 }
 
-async fn create<K>(api: &Api<K>, v: Value) -> K
+pub(crate) async fn create<K>(api: &Api<K>, v: Value) -> K
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
@@ -145,7 +149,7 @@ where
     api.create(&PostParams::default(), &object).await.unwrap()
 }
 
-fn owner(kind: &str, name: &str, uid: &str) -> Value {
+pub(crate) fn owner(kind: &str, name: &str, uid: &str) -> Value {
     json!([{"apiVersion": "apps/v1", "kind": kind, "name": name, "uid": uid}])
 }
 

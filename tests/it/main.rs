@@ -17,6 +17,7 @@ mod cel_diff;
 mod check_conditions;
 mod cluster;
 mod cluster_apiserver;
+mod coverage;
 mod guard;
 mod http;
 mod kafka;

@@ -3,6 +3,7 @@
 //! pipeline's business; this module owns the vocabulary and the audit shape.
 
 use crate::config::model::guard::{Level, Mode};
+use crate::config::model::unusual::{UnusualAction, UnusualDeletions};
 use serde::Serialize;
 
 /// The guard's decision codes.
@@ -55,6 +56,9 @@ pub enum GuardCode {
     /// A DELETE of an object carrying the buffer's finalizer, refused because its requester
     /// could not be recorded and the deletion needs a confirmation.
     RequesterNotRecorded,
+    /// The requester's rate of destructive requests on this kind is far above its own baseline
+    /// (`unusualDeletions`, action `Deny`, or `RequireTicket` without a valid ticket).
+    UnusualDeletionRate,
 }
 
 impl GuardCode {
@@ -82,6 +86,7 @@ impl GuardCode {
             GuardCode::RequesterUnknown => "REQUESTER_UNKNOWN",
             GuardCode::RequesterAnnotationReserved => "REQUESTER_ANNOTATION_RESERVED",
             GuardCode::RequesterNotRecorded => "REQUESTER_NOT_RECORDED",
+            GuardCode::UnusualDeletionRate => "UNUSUAL_DELETION_RATE",
         }
     }
 
@@ -153,7 +158,54 @@ pub struct Assessment {
     /// At admission: what deleting the object takes down.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impact: Option<ImpactReport>,
+    /// The requester's burst far above its baseline, when the unusual-deletion gate found one
+    /// (whatever its action).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unusual: Option<UnusualReport>,
 }
+
+/// A burst the unusual-deletion gate found, as the audit record shows it (numbers rounded to
+/// hundredths).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnusualReport {
+    /// What the burst met.
+    pub action: UnusualAction,
+    /// The requester's requests of this kind in the last window, this one included.
+    pub in_window: f64,
+    /// The requester's usual rate per hour (before the floor).
+    pub baseline_per_hour: f64,
+    /// The window's count above which a request is a burst.
+    pub threshold: f64,
+    /// The window, in seconds.
+    pub window_seconds: u64,
+}
+
+impl UnusualReport {
+    /// The report of a judgement under settings `s`.
+    pub(crate) fn new(s: &UnusualDeletions, j: &super::baseline::Judgement) -> Self {
+        let round = |v: f64| (v * 100.0).round() / 100.0;
+        Self {
+            action: s.action,
+            in_window: round(j.in_window),
+            baseline_per_hour: round(j.baseline_per_hour),
+            threshold: round(j.threshold),
+            window_seconds: s.window.as_secs(),
+        }
+    }
+}
+
+impl PartialEq for UnusualReport {
+    fn eq(&self, other: &Self) -> bool {
+        self.action == other.action
+            && self.in_window.to_bits() == other.in_window.to_bits()
+            && self.baseline_per_hour.to_bits() == other.baseline_per_hour.to_bits()
+            && self.threshold.to_bits() == other.threshold.to_bits()
+            && self.window_seconds == other.window_seconds
+    }
+}
+
+impl Eq for UnusualReport {}
 
 /// What deleting an object takes down, as the validation ring found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -129,6 +129,11 @@ pub trait ClusterBuckets: Send + Sync + fmt::Debug {
         key: &'a BucketKey,
         now: DateTime<Utc>,
     ) -> BucketFuture<'a, Result<bool, BucketError>>;
+
+    /// The same store keeping `unusualDeletions.scope: Cluster` baselines, when it can.
+    fn baselines(&self) -> Option<&dyn super::cluster_baselines::ClusterBaselines> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! reasons)` after every message, the `OBSERVED_<CODE>` code) and the [`Assessment`] attached
 //! for audit and metrics.
 
-use super::assessment::{Assessment, GuardCode, ImpactReport, RiskLevel};
+use super::assessment::{Assessment, GuardCode, ImpactReport, RiskLevel, UnusualReport};
 use super::risk::Risk;
 use crate::config::model::guard::Mode;
 use crate::decision::{Decision, Reason, Verdict};
@@ -21,6 +21,8 @@ pub(super) struct Finding {
     pub(super) ticket: Option<String>,
     /// The ticket is single-use: an admitted deletion marks it Used.
     pub(super) single_use: bool,
+    /// A burst the unusual-deletion gate found on the way, if any.
+    pub(super) unusual: Option<UnusualReport>,
 }
 
 impl Finding {
@@ -31,7 +33,14 @@ impl Finding {
             message: message.into(),
             ticket: None,
             single_use: false,
+            unusual: None,
         }
+    }
+
+    /// The same finding reporting the burst the unusual-deletion gate found.
+    pub(super) fn with_unusual(mut self, unusual: Option<UnusualReport>) -> Self {
+        self.unusual = unusual;
+        self
     }
 
     /// The same finding naming the ticket used.
@@ -103,6 +112,7 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         impact: risk
             .impact
             .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps)),
+        unusual: finding.unusual,
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))
 }

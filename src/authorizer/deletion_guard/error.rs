@@ -42,6 +42,9 @@ pub enum GuardError {
     /// A `scope: Cluster` rate-limit bucket could not be read or written.
     #[error(transparent)]
     RateLimit(super::cluster_buckets::BucketError),
+    /// A `scope: Cluster` unusual-deletion baseline could not be read or written.
+    #[error(transparent)]
+    Baseline(super::cluster_baselines::BaselineError),
 }
 
 impl PartialEq for GuardError {

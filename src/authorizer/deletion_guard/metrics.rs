@@ -1,14 +1,17 @@
 //! The deletion guard's series, resolved when the guard is built:
 //! `warrant_guard_decisions_total{name,code,mode}` (every assessment, would-be denials in Observe
-//! mode included) and `warrant_guard_break_glass_total{name}`.
+//! mode included), `warrant_guard_break_glass_total{name}` and
+//! `warrant_guard_unusual_deletions_total{name,action}`.
 
 use super::assessment::GuardCode;
-use crate::authorizer::metrics::{ByResult, Families, GuardDecisionLabels, Handle, NameLabels};
+use crate::authorizer::metrics::{
+    ByResult, Families, GuardDecisionLabels, Handle, NameLabels, UnusualLabels,
+};
 use crate::names::AuthorizerName;
 use prometheus_client::metrics::counter::Counter;
 
 /// Every code an assessment can carry.
-const CODES: [GuardCode; 19] = [
+const CODES: [GuardCode; 21] = [
     GuardCode::Allow,
     GuardCode::AllowWithCooldown,
     GuardCode::BreakGlass,
@@ -28,6 +31,8 @@ const CODES: [GuardCode; 19] = [
     GuardCode::ConfirmationByRequester,
     GuardCode::RequesterUnknown,
     GuardCode::RequesterAnnotationReserved,
+    GuardCode::RequesterNotRecorded,
+    GuardCode::UnusualDeletionRate,
 ];
 
 /// The series of one guard.
@@ -35,11 +40,17 @@ const CODES: [GuardCode; 19] = [
 pub(crate) struct GuardMetrics {
     decisions: ByResult<GuardDecisionLabels, Counter>,
     break_glass: Handle<NameLabels, Counter>,
+    unusual: Handle<UnusualLabels, Counter>,
 }
 
 impl GuardMetrics {
     /// The series of guard `name`, running in `mode`, in `families`.
-    pub fn new(families: &Families, name: &AuthorizerName, mode: &'static str) -> Self {
+    pub fn new(
+        families: &Families,
+        name: &AuthorizerName,
+        mode: &'static str,
+        unusual_action: &'static str,
+    ) -> Self {
         let codes: Vec<&'static str> = CODES.iter().map(|c| c.as_str()).collect();
         let label_name = name.to_string();
         Self {
@@ -56,7 +67,19 @@ impl GuardMetrics {
                     name: name.to_string(),
                 },
             ),
+            unusual: Handle::new(
+                &families.guard_unusual,
+                UnusualLabels {
+                    name: name.to_string(),
+                    action: unusual_action,
+                },
+            ),
         }
+    }
+
+    /// Records one burst the unusual-deletion gate found.
+    pub fn record_unusual(&self) {
+        self.unusual.get().inc();
     }
 
     /// Records one assessment by its code (without the `OBSERVED_` prefix).

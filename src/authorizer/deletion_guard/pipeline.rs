@@ -12,10 +12,11 @@ use super::objects::{self, ObjectFacts};
 use super::scope::{self, Scope};
 use super::state::GuardShared;
 use super::tickets::{self, Demand, Ticketed};
-use super::{buffered, gates, rate, risk, windows};
+use super::{buffered, gates, rate, risk, unusual, windows};
 use crate::authorizer::metrics::Families;
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
 use crate::config::model::guard::{GuardSpec, Level, Mode, RateLimitStage};
+use crate::config::model::unusual::UnusualAction;
 use crate::decision::{Decision, Reason, Verdict};
 use crate::names::{AuthorizerName, Code};
 use crate::object::{ObjectContext, Operation};
@@ -32,7 +33,12 @@ pub struct DeletionGuard {
 impl DeletionGuard {
     /// Guard `name` over shared state, counting its assessments in `families`.
     pub fn new(shared: Arc<GuardShared>, name: &AuthorizerName, families: &Families) -> Self {
-        let metrics = GuardMetrics::new(families, name, shared.spec.mode.as_str());
+        let action = shared
+            .spec
+            .unusual_deletions
+            .as_ref()
+            .map_or(UnusualAction::Observe, |u| u.action);
+        let metrics = GuardMetrics::new(families, name, shared.spec.mode.as_str(), action.as_str());
         Self {
             shared,
             metrics,
@@ -211,28 +217,51 @@ impl DeletionGuard {
         if checks && let Some(stop) = rate::gate(&meter, &spec.rate_limits, case).await? {
             return Ok(stop);
         }
-        let finding = self.protection_gates(case)?;
+        let burst = unusual::gate(&meter, spec, &self.shared.baselines, case).await?;
+        let (escalation, report) = match burst {
+            None => (None, None),
+            Some(b) => {
+                self.metrics.record_unusual();
+                match spec.unusual_deletions.as_ref().map(|u| u.action) {
+                    Some(UnusualAction::Deny) => {
+                        return Ok(b.finding.with_unusual(Some(b.report)));
+                    }
+                    Some(UnusualAction::RequireTicket) => (Some(b.finding), Some(b.report)),
+                    _ => (None, Some(b.report)),
+                }
+            }
+        };
+        let finding = self.protection_gates(case, escalation)?;
         if finding.code.denies() || !spends {
-            return Ok(finding);
+            return Ok(finding.with_unusual(report));
         }
         Ok(rate::spend(&meter, &spec.rate_limits, case)
             .await?
-            .unwrap_or(finding))
+            .unwrap_or(finding)
+            .with_unusual(report))
     }
 
     /// The gates of a target worth guarding: change windows and freezes, cascades, tampering,
-    /// then tickets. The authorization ring guards protected targets only; the validation ring
-    /// guards every object it is sent, by its risk.
-    fn protection_gates(&self, case: &Case<'_>) -> Result<Finding, GuardError> {
+    /// then tickets. The authorization ring guards protected targets only (and any target of a
+    /// burst that must present a ticket, `escalation`); the validation ring guards every object
+    /// it is sent, by its risk.
+    fn protection_gates(
+        &self,
+        case: &Case<'_>,
+        escalation: Option<Finding>,
+    ) -> Result<Finding, GuardError> {
         let spec = &self.shared.spec;
-        if case.risk.protection.is_none() && !case.at_admission() {
+        if case.risk.protection.is_none() && !case.at_admission() && escalation.is_none() {
             return Ok(Finding::new(GuardCode::Allow, "target not protected"));
         }
         let level = case.risk.protection.unwrap_or(Level::Standard);
         if let Some(stop) = windows::gate(spec, case) {
             return Ok(stop);
         }
-        let demand = demand(spec, case);
+        let demand = match (demand(spec, case), escalation) {
+            (Demand::IfRequired, Some(burst)) => Demand::Always(burst),
+            (demand, _) => demand,
+        };
         Ok(
             match tickets::gate(spec, self.shared.tickets.as_deref(), level, case, demand)? {
                 Ticketed::Refused(stop) => stop,

@@ -22,6 +22,8 @@ pub(crate) struct DeletionRisk {
     pub level: RiskLevel,
     /// What made up the score, in order.
     pub reasons: Vec<String>,
+    /// The protection the object has, its own or its namespace's, when it has any.
+    pub protection: Option<Level>,
 }
 
 /// The object's own protection level: the protection label on it (for a Namespace, its own
@@ -69,7 +71,13 @@ pub(crate) async fn deletion_risk(
         score: risk.score,
         level: risk.level,
         reasons: risk.reasons,
+        protection: risk.protection,
     })
+}
+
+/// The level of `score` by the guard's thresholds.
+pub(crate) fn grade(spec: &GuardSpec, score: u32) -> RiskLevel {
+    risk::grade(score, spec.thresholds)
 }
 
 /// A DELETE of `object` by nobody in particular (the risk model does not read the user).

@@ -276,7 +276,7 @@ fn kind(target: &Target<'_>) -> String {
 }
 
 /// The level of a score.
-fn grade(score: u32, t: Thresholds) -> RiskLevel {
+pub(super) fn grade(score: u32, t: Thresholds) -> RiskLevel {
     if score >= t.critical {
         RiskLevel::Critical
     } else if score >= t.high {

@@ -5,6 +5,7 @@
 use super::cluster_buckets::SharedBuckets;
 use super::rate::Buckets;
 use super::tickets::{TicketFeed, TicketSource};
+use super::unusual::Baselines;
 use crate::config::FailurePolicy;
 use crate::config::model::guard::GuardSpec;
 use crate::names::AuthorizerName;
@@ -20,6 +21,9 @@ pub struct GuardShared {
     pub failure_policy: FailurePolicy,
     /// Rate-limit buckets.
     pub buckets: Buckets,
+    /// The unusual-deletion baselines of `scope: Replica` (carried over every reload: a
+    /// changed setting does not forget what was learnt).
+    pub baselines: Arc<Baselines>,
     /// The tickets, when a file or the cluster is configured.
     pub tickets: Option<Arc<TicketSource>>,
     /// The cluster's buckets (`scope: Cluster` limits), when warrant has a cluster.
@@ -41,6 +45,17 @@ impl GuardShared {
         cluster: Option<SharedBuckets>,
         feed: Option<Arc<TicketFeed>>,
     ) -> Arc<Self> {
+        Self::learnt(spec, failure_policy, cluster, feed, Arc::default())
+    }
+
+    /// Fresh state for a spec, keeping the baselines learnt so far.
+    fn learnt(
+        spec: &GuardSpec,
+        failure_policy: FailurePolicy,
+        cluster: Option<SharedBuckets>,
+        feed: Option<Arc<TicketFeed>>,
+        baselines: Arc<Baselines>,
+    ) -> Arc<Self> {
         let tickets = match (&spec.tickets.file, &spec.tickets.cluster) {
             (Some(file), _) => Some(TicketSource::open(file)),
             (None, Some(_)) => Some(TicketSource::cluster(
@@ -53,6 +68,7 @@ impl GuardShared {
             spec: spec.clone(),
             failure_policy,
             buckets: Buckets::default(),
+            baselines,
             cluster,
         })
     }
@@ -73,7 +89,8 @@ impl GuardShared {
                 }
                 p.clone()
             }
-            _ => Self::new_in(spec, failure_policy, cluster, feed),
+            Some(p) => Self::learnt(spec, failure_policy, cluster, feed, p.baselines.clone()),
+            None => Self::new_in(spec, failure_policy, cluster, feed),
         }
     }
 }

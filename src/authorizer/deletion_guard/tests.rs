@@ -615,3 +615,4 @@ fn cluster_limit_without_a_cluster_is_left_to_the_spending_ring() {
 mod admission;
 mod cluster_tickets;
 mod rescore;
+mod unusual;

@@ -150,7 +150,7 @@ pub(super) fn named(
 /// reads. The validation ring (at admission, `case.facts` set) reads the user `extra` key and
 /// the object's annotation; the authorization ring sees no object, so it names the `extra` key
 /// and says that the annotation is read only at admission.
-fn ask(spec: &GuardSpec, case: &Case<'_>) -> String {
+pub(super) fn ask(spec: &GuardSpec, case: &Case<'_>) -> String {
     let extra = &spec.tickets.extra_key;
     match (&spec.objects.ticket_annotation, case.facts.is_some()) {
         (Some(a), true) => format!(

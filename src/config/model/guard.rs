@@ -7,6 +7,8 @@ pub use super::kind::Kind;
 pub use super::level::Level;
 pub use super::mode::Mode;
 use super::pattern::{self, Pattern};
+pub use super::scope::RateLimitScope;
+use super::unusual::UnusualDeletions;
 use super::window::{Freeze, Weekly};
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -69,17 +71,6 @@ pub struct RateLimit {
     pub period: Duration,
     /// Where its counters live.
     pub scope: RateLimitScope,
-}
-
-/// Where a rate limit's counters live.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
-pub enum RateLimitScope {
-    /// In each replica's memory: N replicas admit up to N times the limit.
-    #[default]
-    Replica,
-    /// In the cluster (one Lease per bucket in warrant's namespace, updated with optimistic
-    /// concurrency): every replica together admits at most the limit.
-    Cluster,
 }
 
 /// Risk level thresholds: LOW < medium <= MEDIUM < high <= HIGH < critical <= CRITICAL.
@@ -232,6 +223,8 @@ pub struct GuardSpec {
     pub tickets: TicketSettings,
     /// Rate limits.
     pub(crate) rate_limits: Vec<RateLimit>,
+    /// The unusual-deletion gate, when configured.
+    pub unusual_deletions: Option<UnusualDeletions>,
     /// Risk thresholds.
     pub(crate) thresholds: Thresholds,
     /// Risk weights.

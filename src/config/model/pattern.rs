@@ -11,6 +11,11 @@ impl Pattern {
         Self(s.to_owned())
     }
 
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
     /// Whether `name` matches.
     pub fn matches(&self, name: &str) -> bool {
         glob(self.0.as_bytes(), name.as_bytes())

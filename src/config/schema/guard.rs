@@ -4,6 +4,7 @@
 
 use super::buffer::BufferFile;
 pub use super::kind::KindFile;
+use super::unusual::UnusualDeletionsFile;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
@@ -57,6 +58,10 @@ pub struct GuardFile {
     /// Rate limits.
     #[serde(default)]
     pub(crate) rate_limits: Vec<Spanned<RateLimitFile>>,
+    /// A principal's burst of destructive requests far above its own baseline
+    /// (`UNUSUAL_DELETION_RATE`).
+    #[serde(default)]
+    pub(crate) unusual_deletions: Option<Spanned<UnusualDeletionsFile>>,
     /// Risk level thresholds.
     #[serde(default)]
     pub(crate) risk_thresholds: Option<Spanned<ThresholdsFile>>,

@@ -17,6 +17,7 @@ use std::path::Path;
 
 mod buffer;
 mod objects;
+mod unusual;
 
 /// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
 /// Blocks are checked in file order, so errors come out in the order they always have.
@@ -52,6 +53,7 @@ pub(super) fn check(
     let freezes = freezes(c, &p, f);
     let tickets = tickets(c, &p, f.tickets.as_ref());
     let rate_limits = rate_limits(c, &p, f);
+    let unusual_deletions = unusual::check(c, &p, f.unusual_deletions.as_ref());
     let thresholds = thresholds(c, &p, f.risk_thresholds.as_ref());
     let weights = objects::weights(c, &p, f.risk_weights.as_ref());
     let object_protection = objects::protection(c, &p, f);
@@ -60,13 +62,14 @@ pub(super) fn check(
     if namespaces.is_empty()
         && resources.is_empty()
         && f.rate_limits.is_empty()
+        && f.unusual_deletions.is_none()
         && f.protection_label.is_none()
     {
         c.push(
             line(g),
             p.clone(),
             ErrorKind::Required(Some(
-                "a guard needs protectedNamespaces, protectedResources, protectionLabel or rateLimits".into(),
+                "a guard needs protectedNamespaces, protectedResources, protectionLabel, rateLimits or unusualDeletions".into(),
             )),
         );
     }
@@ -85,6 +88,7 @@ pub(super) fn check(
         freezes,
         tickets,
         rate_limits,
+        unusual_deletions,
         thresholds,
         weights,
         objects: object_protection,

@@ -1,0 +1,242 @@
+//! `warrant coverage --config FILE (--kubeconfig PATH | --cluster-state DIR)`: the objects that
+//! look critical (the guard's risk model scores their deletion at `--min-level` or above, or
+//! their name or namespace matches `--critical-names`) but that no rule or protection label of
+//! the guard protects, riskiest first, as a table or JSON. Exit status: 0 when there is no gap,
+//! 1 when there are gaps, 2 on a usage, configuration or cluster error.
+
+use super::ExitStatus;
+use crate::authorizer::deletion_guard::RiskLevel;
+use crate::cluster::{Cache, CacheOptions, Source};
+use crate::config::AuthorizerSpec;
+use crate::config::model::guard::GuardSpec;
+use crate::config::model::pattern::Pattern;
+use crate::defense::coverage::{self, Criteria, DEFAULT_CRITICAL_NAMES, Gap};
+use crate::object::ClusterView;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Output format of `warrant coverage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// One line per gap: level, score, kind, namespace/name, reasons.
+    Table,
+    /// The gaps as one JSON array.
+    Json,
+}
+
+/// The lowest risk level reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MinLevel {
+    /// Every unprotected object.
+    Low,
+    /// MEDIUM and above.
+    Medium,
+    /// HIGH and above.
+    High,
+    /// CRITICAL only.
+    Critical,
+}
+
+impl MinLevel {
+    fn level(self) -> RiskLevel {
+        match self {
+            MinLevel::Low => RiskLevel::Low,
+            MinLevel::Medium => RiskLevel::Medium,
+            MinLevel::High => RiskLevel::High,
+            MinLevel::Critical => RiskLevel::Critical,
+        }
+    }
+}
+
+/// Arguments of `warrant coverage`.
+#[derive(Debug, clap::Args)]
+pub struct CoverageArgs {
+    /// The chain file whose DeletionGuard protects the cluster.
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The DeletionGuard entry to read (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub guard: Option<String>,
+    /// The cluster to read, through this kubeconfig (else in-cluster when run in a pod).
+    #[arg(long, value_name = "PATH", conflicts_with = "cluster_state")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Read saved cluster state (YAML or JSON files, as `warrant check` reads them) instead of
+    /// a cluster.
+    #[arg(long, value_name = "DIR")]
+    pub cluster_state: Option<PathBuf>,
+    /// How long to wait for the cluster to be listed.
+    #[arg(long, default_value = "60s", value_parser = timeout, value_name = "DURATION")]
+    pub timeout: Duration,
+    /// The lowest deletion risk level that needs protection.
+    #[arg(long, value_enum, default_value_t = MinLevel::Medium)]
+    pub min_level: MinLevel,
+    /// Name patterns (`*` wildcards) of objects or namespaces that need protection whatever
+    /// their risk (repeatable; default `*prod*`, `*production*`).
+    #[arg(long = "critical-names", value_name = "PATTERN")]
+    pub critical_names: Vec<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+/// `--timeout`: a positive Go duration.
+fn timeout(v: &str) -> Result<Duration, super::duration_flag::DurationFlagError> {
+    super::duration_flag::positive("timeout", v, "60s")
+}
+
+/// Finds and prints the gaps.
+pub fn run(args: CoverageArgs) -> ExitStatus {
+    let spec = match guard_spec(&args) {
+        Ok(s) => s,
+        Err(status) => return status,
+    };
+    let names: Vec<&str> = if args.critical_names.is_empty() {
+        DEFAULT_CRITICAL_NAMES.to_vec()
+    } else {
+        args.critical_names.iter().map(String::as_str).collect()
+    };
+    let criteria = Criteria {
+        min_level: args.min_level.level(),
+        critical_names: names.into_iter().map(Pattern::new).collect(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitStatus::Failure;
+        }
+    };
+    let found = runtime.block_on(async {
+        let (inventory, view) = read_cluster(&args).await?;
+        coverage::gaps(&spec, inventory, view, chrono::Utc::now(), &criteria)
+            .await
+            .map_err(|e| e.to_string())
+    });
+    let gaps = match found {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitStatus::Usage;
+        }
+    };
+    match args.output {
+        Output::Json => match serde_json::to_string_pretty(&gaps) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitStatus::Failure;
+            }
+        },
+        Output::Table => print!("{}", table(&gaps)),
+    }
+    if gaps.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    }
+}
+
+/// The guard's settings from the chain file, printing what is wrong.
+fn guard_spec(args: &CoverageArgs) -> Result<GuardSpec, ExitStatus> {
+    let loaded = crate::config::load_file(&args.config).map_err(|errors| {
+        for e in errors.iter() {
+            eprintln!("{e}");
+        }
+        ExitStatus::Usage
+    })?;
+    let found = loaded
+        .config
+        .authorizers
+        .iter()
+        .find_map(|a| match &a.spec {
+            AuthorizerSpec::DeletionGuard(g)
+                if args.guard.as_deref().is_none_or(|n| a.name.as_str() == n) =>
+            {
+                Some(GuardSpec::clone(g))
+            }
+            _ => None,
+        });
+    found.ok_or_else(|| {
+        match &args.guard {
+            Some(n) => eprintln!(
+                "error: {}: no DeletionGuard named {n}",
+                args.config.display()
+            ),
+            None => eprintln!("error: {}: no DeletionGuard", args.config.display()),
+        }
+        ExitStatus::Usage
+    })
+}
+
+/// The inventory and the view: from saved files, or from the cluster once every watch has
+/// listed (within `--timeout`).
+async fn read_cluster(
+    args: &CoverageArgs,
+) -> Result<
+    (
+        Vec<crate::cluster::inventory::Inventoried>,
+        Arc<dyn ClusterView>,
+    ),
+    String,
+> {
+    if let Some(dir) = &args.cluster_state {
+        let view = crate::cluster::FileView::load(dir)
+            .map_err(|e| format!("--cluster-state {}: {e}", dir.display()))?;
+        let inventory = view.index().inventory();
+        return Ok((inventory, Arc::new(view)));
+    }
+    let source = Source::from_env(args.kubeconfig.as_deref())
+        .ok_or("no cluster: give --kubeconfig or --cluster-state")?;
+    let client = source.client().await.map_err(|e| e.to_string())?;
+    let cache = Arc::new(Cache::new(CacheOptions::default()));
+    let _watches = crate::cluster::start(&cache, client);
+    let deadline = tokio::time::Instant::now() + args.timeout;
+    while let Err(e) = cache.ready() {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!(
+                "the cluster was not listed within {:?}: {e}",
+                args.timeout
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let inventory = cache.read(|i| i.inventory()).map_err(|e| e.to_string())?;
+    Ok((inventory, cache))
+}
+
+/// The gaps as a table.
+fn table(gaps: &[Gap]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if gaps.is_empty() {
+        out.push_str("no unprotected critical objects\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{:<9} {:>5}  {:<22} {:<40} REASONS",
+        "LEVEL", "SCORE", "KIND", "NAMESPACE/NAME"
+    );
+    for g in gaps {
+        let at = if g.namespace.is_empty() {
+            g.name.clone()
+        } else {
+            format!("{}/{}", g.namespace, g.name)
+        };
+        let _ = writeln!(
+            out,
+            "{:<9} {:>5}  {:<22} {:<40} {}",
+            g.level.as_str(),
+            g.score,
+            g.kind,
+            at,
+            g.reasons.join(", ")
+        );
+    }
+    let _ = writeln!(out, "{} unprotected critical objects", gaps.len());
+    out
+}

@@ -1,0 +1,119 @@
+//! Protection coverage: the objects whose deletion would hurt (by the guard's own risk model:
+//! running pods, Ingresses reaching them, bound volumes, a Namespace's contents) or that are
+//! named like production, but that no `protectedNamespaces`/`protectedResources` rule and no
+//! protection label (on the object or its namespace) protects. `warrant coverage` prints them.
+//!
+//! Criticality is what the object carries, not its kind: the risk model's weight for deleting
+//! a Namespace (`namespaceDeletion`, which every Namespace would get) is left out, and the
+//! namespaces the guard never looks at (the control plane's, `excludedNamespaces`) are not
+//! listed, since no protection could apply there.
+
+use crate::authorizer::deletion_guard::rescore;
+use crate::authorizer::deletion_guard::{GuardError, RiskLevel};
+use crate::cluster::inventory::Inventoried;
+use crate::config::model::guard::GuardSpec;
+use crate::config::model::pattern::{self, Pattern};
+use crate::object::ClusterView;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The name patterns that mark an object as production's unless `--critical-names` says
+/// otherwise.
+pub const DEFAULT_CRITICAL_NAMES: [&str; 2] = ["*prod*", "*production*"];
+
+/// What makes an unprotected object a gap.
+#[derive(Debug, Clone)]
+pub struct Criteria {
+    /// The lowest deletion risk level that needs protection.
+    pub min_level: RiskLevel,
+    /// Names (or, for a namespaced object, namespaces) that need protection whatever the risk.
+    pub critical_names: Vec<Pattern>,
+}
+
+/// An object that looks critical and has no protection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Gap {
+    /// `Namespace`, `StatefulSet`, ...
+    pub kind: &'static str,
+    /// API group (`""` core).
+    pub group: &'static str,
+    /// Plural resource.
+    pub resource: &'static str,
+    /// Namespace (`""` for a Namespace).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// The deletion's risk score, as the validation ring would score it now.
+    pub score: u32,
+    /// Its level.
+    pub level: RiskLevel,
+    /// Why it looks critical: the risk model's reasons, and a name pattern matched.
+    pub reasons: Vec<String>,
+}
+
+/// The gaps among `inventory`, scored at `now` against `view`, riskiest first. An object the
+/// view cannot score is an error (a partial list would read as coverage).
+pub async fn gaps(
+    spec: &GuardSpec,
+    inventory: Vec<Inventoried>,
+    view: Arc<dyn ClusterView>,
+    now: DateTime<Utc>,
+    criteria: &Criteria,
+) -> Result<Vec<Gap>, GuardError> {
+    let mut out = Vec::new();
+    for item in inventory {
+        let (group, resource) = (item.resource.group(), item.resource.plural());
+        let o = &item.object;
+        let home = if item.resource.plural() == "namespaces" {
+            o.name()
+        } else {
+            o.namespace()
+        };
+        if pattern::any(&spec.excluded_namespaces, home) {
+            continue;
+        }
+        let mut risk = rescore::deletion_risk(spec, group, resource, o, view.clone(), now).await?;
+        if risk.protection.is_some() {
+            continue;
+        }
+        if let Some(at) = risk
+            .reasons
+            .iter()
+            .position(|r| r.starts_with("namespace deletion"))
+        {
+            risk.reasons.remove(at);
+            risk.score = risk.score.saturating_sub(spec.weights.namespace_deletion);
+            risk.level = rescore::grade(spec, risk.score);
+        }
+        let mut reasons = risk.reasons;
+        // A factor weighted 0 (`riskWeights`) is no reason.
+        reasons.retain(|r| !r.ends_with(" +0"));
+        let named = criteria.critical_names.iter().find(|p| {
+            p.matches(o.name()) || (!o.namespace().is_empty() && p.matches(o.namespace()))
+        });
+        if let Some(p) = named {
+            reasons.push(format!("name matches {}", p.as_str()));
+        }
+        if risk.level < criteria.min_level && named.is_none() {
+            continue;
+        }
+        out.push(Gap {
+            kind: item.resource.kind(),
+            group,
+            resource,
+            namespace: o.namespace().to_owned(),
+            name: o.name().to_owned(),
+            score: risk.score,
+            level: risk.level,
+            reasons,
+        });
+    }
+    out.sort_by(|a, b| {
+        b.score
+            .cmp(&a.score)
+            .then_with(|| (&a.namespace, &a.name, a.kind).cmp(&(&b.namespace, &b.name, b.kind)))
+    });
+    Ok(out)
+}

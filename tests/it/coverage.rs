@@ -1,0 +1,182 @@
+//! `warrant coverage` against a real kube-apiserver (and etcd): a StatefulSet with running pods
+//! and a bound claim, its claim, their Namespace and a Namespace named like production are
+//! listed as unprotected; the same kinds in a Namespace protected by its label, and an idle
+//! Deployment, are not; the exit status says whether there are gaps. Skipped when
+//! `KUBE_BIN_DIR` is not set.
+
+use super::cluster_apiserver::{Logs, control_plane, create, owner, until};
+use super::support::BIN;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Pod};
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use warrant::cluster::Source;
+
+const CONFIG: &str = "apiVersion: warrant.dev/v1alpha1
+kind: AuthorizationConfiguration
+authorizers:
+- type: DeletionGuard
+  name: guard
+  guard:
+    protectionLabel: sre.example.com/protection-level
+    riskWeights: {businessHours: 0}
+";
+
+/// Runs `warrant coverage` with `args`: (exit code, stdout).
+fn coverage(config: &Path, kubeconfig: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN)
+        .arg("coverage")
+        .arg("--config")
+        .arg(config)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.is_empty() || out.status.code() != Some(2),
+        "{stderr}"
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+/// A StatefulSet `db` with `n` running pods mounting the bound claim `data-db-0`, in `ns`.
+async fn database(client: &kube::Client, ns: &str, n: usize) {
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+    let template = json!({"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "postgres"}]}});
+    let set = create(&sets, json!({"metadata": {"name": "db"},
+        "spec": {"replicas": n, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}}, "template": template}})).await;
+    let uid = set.metadata.uid.clone().unwrap();
+    create(
+        &claims,
+        json!({"metadata": {"name": "data-db-0"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    claims
+        .patch_status(
+            "data-db-0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Bound"}})),
+        )
+        .await
+        .unwrap();
+    for i in 0..n {
+        let name = format!("db-{i}");
+        create(&pods, json!({"metadata": {"name": name, "labels": {"app": "db"}, "ownerReferences": owner("StatefulSet", "db", &uid)},
+            "spec": {"containers": [{"name": "c", "image": "postgres"}],
+                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]}})).await;
+        pods.patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Running"}})),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
+    let Some(bins) = std::env::var_os("KUBE_BIN_DIR").map(PathBuf::from) else {
+        eprintln!("KUBE_BIN_DIR is not set: skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_etcd, _apiserver, kubeconfig) = control_plane(&bins, dir.path());
+    let _logs = Logs(dir.path());
+    let client = Source::Kubeconfig(kubeconfig.clone())
+        .client()
+        .await
+        .unwrap();
+    until("kube-apiserver", Duration::from_secs(90), async || {
+        let ns: Api<Namespace> = Api::all(client.clone());
+        ns.get("default").await.ok()
+    })
+    .await;
+    let config = dir.path().join("authz.yaml");
+    std::fs::write(&config, CONFIG).unwrap();
+
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    create(&namespaces, json!({"metadata": {"name": "scratch"}})).await;
+    create(&namespaces, json!({"metadata": {"name": "shop", "labels": {"sre.example.com/protection-level": "high"}}})).await;
+    create(&namespaces, json!({"metadata": {"name": "payments-prod"}})).await;
+    database(&client, "scratch", 3).await;
+    database(&client, "shop", 3).await;
+    let idle: Api<Deployment> = Api::namespaced(client.clone(), "scratch");
+    create(&idle, json!({"metadata": {"name": "idle"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "idle"}},
+                 "template": {"metadata": {"labels": {"app": "idle"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})).await;
+
+    let (status, out) = coverage(&config, &kubeconfig, &["-o", "json"]);
+    assert_eq!(status, 1, "gaps exit 1: {out}");
+    let gaps: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let listed: Vec<(String, String, String, u64)> = gaps
+        .iter()
+        .map(|g| {
+            (
+                g["kind"].as_str().unwrap().to_owned(),
+                g["namespace"].as_str().unwrap().to_owned(),
+                g["name"].as_str().unwrap().to_owned(),
+                g["score"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let row = |k: &str, ns: &str, n: &str, s: u64| (k.to_owned(), ns.to_owned(), n.to_owned(), s);
+    // Riskiest first: the running pods (+10) and the bound claim (+20) of each; the production
+    // namespace by its name alone.
+    assert_eq!(
+        listed,
+        vec![
+            row("Namespace", "", "scratch", 30),
+            row("PersistentVolumeClaim", "scratch", "data-db-0", 30),
+            row("StatefulSet", "scratch", "db", 30),
+            row("Namespace", "", "payments-prod", 0),
+        ],
+        "{out}"
+    );
+    let db = gaps.iter().find(|g| g["name"] == "db").unwrap();
+    assert_eq!(db["level"], "MEDIUM");
+    let reasons: Vec<&str> = db["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("running pods")),
+        "{reasons:?}"
+    );
+    assert!(reasons.iter().any(|r| r.contains("bound")), "{reasons:?}");
+    let prod = gaps.iter().find(|g| g["name"] == "payments-prod").unwrap();
+    assert_eq!(prod["reasons"], json!(["name matches *prod*"]));
+
+    // The table says the same; a stricter bar leaves no gap, and exit 0.
+    let (status, table) = coverage(&config, &kubeconfig, &[]);
+    eprintln!("{table}");
+    assert_eq!(status, 1);
+    assert!(
+        table.contains("StatefulSet")
+            && table.contains("scratch/db")
+            && table.ends_with("4 unprotected critical objects\n"),
+        "{table}"
+    );
+    let (status, table) = coverage(
+        &config,
+        &kubeconfig,
+        &["--min-level", "high", "--critical-names", "nothing-matches"],
+    );
+    assert_eq!(
+        (status, table.as_str()),
+        (0, "no unprotected critical objects\n")
+    );
+}

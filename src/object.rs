@@ -4,11 +4,15 @@
 //! watches (or from saved files, for `warrant check`); `server` builds the context from an
 //! `AdmissionReview`. Nothing here knows any of them.
 
+mod access;
 mod context;
 mod labelled;
 mod subject;
 mod view;
 
+pub use access::{
+    AccessAnswer, AccessFuture, AccessQuestion, AccessReview, AccessReviewError, NoAccessReview,
+};
 pub use context::{ObjectContext, Operation};
 pub use labelled::{LabelValue, LabelValues, MAX_LABEL_VALUES};
 pub use subject::Subject;

@@ -10,6 +10,7 @@ pub(crate) mod annotate;
 pub mod buckets;
 pub mod cache;
 pub mod connect;
+pub mod constraints;
 pub mod counters;
 pub mod crd;
 pub mod files;

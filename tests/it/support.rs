@@ -204,6 +204,8 @@ impl Warrant {
                 .clone()
                 .unwrap_or_else(|| Arc::new(warrant::object::NoCluster)),
             follow_ups: Default::default(),
+            access_review: Arc::new(warrant::object::NoAccessReview),
+            pod_security: None,
             body_budget: opts
                 .body_budget
                 .map(warrant::server::body::BodyBudget::new)

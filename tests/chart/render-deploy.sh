@@ -22,7 +22,10 @@ helm="${HELM:-$("$here/build-helm.sh")}"
 # of restricted-v2 for system:authenticated, and the default constraints. The constraints need
 # the CRD established first: kubectl apply -f deploy/pod-security.yaml, then
 # kubectl wait --for condition=established crd/securitycontextconstraints.security.openshift.io,
-# then apply the file again.
+# then apply the file again. The webhooks (MutatingWebhookConfiguration POST /mutate,
+# ValidatingWebhookConfiguration POST /admit for pods) need CA_BUNDLE_BASE64 replaced, and the
+# Deployment of deploy/warrant.yaml the arguments --pod-security=Enforce (or Observe) and
+# --pod-security-unavailable=Fail.
 HEADER
   "$helm" template warrant "$root/charts/warrant" --namespace warrant-system \
     --values "$here/raw-manifests-values.yaml" --set podSecurity.enabled=true \

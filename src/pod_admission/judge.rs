@@ -5,8 +5,8 @@
 //! as a JSONPatch (annotations `openshift.io/scc` and
 //! `security.openshift.io/validated-scc-subject-type` included); the validating side (pods on
 //! `POST /admit`) judges the pod again after every mutating webhook and admits it only
-//! unchanged. An update may not change `openshift.io/required-scc`; other updates, and
-//! subresources, are not judged. In `Observe` mode nothing is refused or patched: what would
+//! unchanged. An update may not change `openshift.io/required-scc`; other updates,
+//! subresources and Windows pods are not judged. In `Observe` mode nothing is refused or patched: what would
 //! have been refused is a warning and the audit annotation `scc-would-refuse`. When the cache
 //! cannot answer, [`OnUnavailable`] decides, and the answer says so.
 
@@ -82,6 +82,15 @@ impl PodSecurity {
             }
             None => return AdmissionResponse::allow(uid),
         };
+        // OpenShift leaves Windows pods alone (`sccadmission/admission.go`, `shouldIgnore`).
+        let windows = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.os.as_ref())
+            .is_some_and(|os| os.name == "windows");
+        if windows {
+            return AdmissionResponse::allow(uid);
+        }
         match request.operation {
             AdmissionOperation::Create => {}
             AdmissionOperation::Update => {
@@ -151,9 +160,13 @@ impl PodSecurity {
         }
         let available =
             |c: &SecurityContextConstraints| subjects.available(c, |who, c| usage.may_use(who, c));
-        let outcome = match stage {
-            Stage::Mutate => engine.admit(&namespace, &pod, &available),
-            Stage::Validate => engine.validate(&namespace, &pod, &available),
+        // In Observe mode nothing was patched in, so the validating side judges the pod as
+        // the mutating side would have: with the constraint's values still to be given.
+        let outcome = match (stage, self.settings.mode) {
+            (Stage::Mutate, _) | (Stage::Validate, Mode::Observe) => {
+                engine.admit(&namespace, &pod, &available)
+            }
+            (Stage::Validate, Mode::Enforce) => engine.validate(&namespace, &pod, &available),
         };
         let mut response = match outcome {
             Ok(admitted) => {

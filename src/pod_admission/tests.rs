@@ -305,3 +305,27 @@ async fn an_update_may_not_change_the_required_constraint() {
         "invalid change of required security context constraint annotation: openshift.io/required-scc"
     );
 }
+
+#[tokio::test]
+async fn observe_mode_validates_an_unpatched_pod_as_the_mutating_side_would() {
+    let grants = Grants {
+        allowed: vec![("alice", "restricted-v2")],
+        ..Grants::default()
+    };
+    let security = pod_security(grants, Mode::Observe, synced_cache());
+    let out = wire(
+        &security
+            .review(
+                Stage::Validate,
+                &review("alice", "CREATE", app(), json!({})),
+                deadline(),
+            )
+            .await,
+    );
+    assert_eq!(out["response"]["allowed"], true, "{out}");
+    assert!(out["response"].get("warnings").is_none(), "{out}");
+    assert_eq!(
+        out["response"]["auditAnnotations"]["scc"], "restricted-v2",
+        "{out}"
+    );
+}

@@ -12,6 +12,7 @@ pub(crate) mod baselines;
 pub mod buckets;
 pub mod cache;
 pub mod connect;
+pub mod constraints;
 pub mod counters;
 pub mod crd;
 pub mod files;

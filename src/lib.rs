@@ -47,6 +47,8 @@ pub mod file_watch;
 pub mod leader;
 pub mod names;
 pub mod object;
+pub mod pod_admission;
+pub mod pod_security;
 pub mod reload;
 pub mod replay;
 pub mod review;

@@ -9,6 +9,8 @@
 //! `k8s.io/apimachinery/pkg/util/net/http.go`).
 
 use super::decode::{API_VERSION, KIND};
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -25,6 +27,9 @@ pub struct AdmissionResponse {
     pub(crate) audit_annotations: BTreeMap<String, String>,
     /// `warnings`, shown by kubectl and client-go.
     pub warnings: Vec<String>,
+    /// A JSONPatch (RFC 6902) the API server applies to the object (mutating webhooks only),
+    /// sent base64-encoded with `patchType: JSONPatch`.
+    pub patch: Option<Vec<u8>>,
 }
 
 impl AdmissionResponse {
@@ -49,7 +54,7 @@ impl AdmissionResponse {
 
     /// Adds an audit annotation; `false` (and nothing added) when `key` is not a valid name
     /// part of a qualified name, which the API server would drop.
-    pub(crate) fn annotate(&mut self, key: &str, value: impl Into<String>) -> bool {
+    pub fn annotate(&mut self, key: &str, value: impl Into<String>) -> bool {
         if !is_annotation_key(key) {
             return false;
         }
@@ -59,7 +64,7 @@ impl AdmissionResponse {
 
     /// Adds a warning, its control characters (newlines included) replaced by spaces, since the
     /// API server drops a warning that has any.
-    pub(crate) fn warn(&mut self, text: &str) {
+    pub fn warn(&mut self, text: &str) {
         let clean = text
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
@@ -83,6 +88,8 @@ impl AdmissionResponse {
                 }),
                 audit_annotations: &self.audit_annotations,
                 warnings: &self.warnings,
+                patch_type: self.patch.as_ref().map(|_| "JSONPatch"),
+                patch: self.patch.as_ref().map(|p| BASE64_STANDARD.encode(p)),
             },
         };
         // Strings, bools and numbers into a Vec: serializing cannot fail.
@@ -127,6 +134,10 @@ struct Wire<'a> {
     audit_annotations: &'a BTreeMap<String, String>,
     #[serde(skip_serializing_if = "no_warnings")]
     warnings: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch: Option<String>,
 }
 
 fn no_annotations(m: &&BTreeMap<String, String>) -> bool {

@@ -117,6 +117,15 @@ pub struct ServeArgs {
     /// KUBERNETES_SERVICE_HOST is set). Opened only once the chain has a DeletionGuard.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
+    /// Pod security admission (SecurityContextConstraints, docs/pod-security.md): `Off`,
+    /// `Observe` (admit unchanged, record what would be refused) or `Enforce`. Needs a
+    /// cluster connection.
+    #[arg(long, default_value = "Off", value_name = "MODE", value_parser = ["Off", "Observe", "Enforce"])]
+    pub pod_security: String,
+    /// What pod security does while its constraint cache cannot answer (not listed yet, or a
+    /// watch failing): `Fail` refuses the pod, `Ignore` admits it with a warning.
+    #[arg(long, default_value = "Fail", value_name = "POLICY", value_parser = ["Fail", "Ignore"])]
+    pub pod_security_unavailable: String,
     /// Leader election (`--leader-elect*`).
     #[command(flatten)]
     pub leader: Box<super::leader_elect::LeaderElectArgs>,
@@ -218,6 +227,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let listener = Listener::prepare(&args, telemetry.certificate_expiry.clone())?;
     let audit = open_audit(&args, &telemetry)?;
     let access_review = access_review(&cluster, &telemetry).await?;
+    let pod_security = start_pod_security(&args, cluster.source.clone(), &access_review);
     let rings = Rings::start(&live, cluster, &audit, &telemetry, &leadership);
     let state = Arc::new(AppState {
         live: live.clone(),
@@ -233,6 +243,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         },
         body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
         access_review,
+        pod_security: pod_security.as_ref().map(|(p, _)| p.clone()),
     });
     let server = Server::bind(listener.options(&args, &times), listener.tls.clone(), state).await?;
     announce(&server, listener.generated.as_ref());
@@ -551,6 +562,54 @@ impl Rings {
             buffer_task,
         }
     }
+}
+
+/// Pod security admission when `--pod-security` is not `Off`: its constraint cache, watched
+/// once a client can be built (until then, and without a cluster connection, every pod gets
+/// the `--pod-security-unavailable` policy, with the reason in the answer), and the task
+/// that keeps the watches.
+fn start_pod_security(
+    args: &ServeArgs,
+    source: Option<cluster::Source>,
+    access_review: &Arc<dyn crate::object::AccessReview>,
+) -> Option<(Arc<crate::pod_admission::PodSecurity>, JoinHandle<()>)> {
+    use crate::pod_admission::{OnUnavailable, PodSecurity, PodSecuritySettings};
+    let mode = crate::config::Mode::parse(&args.pod_security)?;
+    let settings = PodSecuritySettings {
+        mode,
+        on_unavailable: OnUnavailable::parse(&args.pod_security_unavailable).unwrap_or_default(),
+    };
+    let cache = Arc::new(cluster::constraints::ConstraintCache::default());
+    let watched = cache.clone();
+    let task = tokio::spawn(async move {
+        let Some(source) = source else {
+            watched.unconnected();
+            tracing::error!(
+                "--pod-security needs a cluster connection (--kubeconfig, or in a cluster): every pod gets the --pod-security-unavailable policy"
+            );
+            return;
+        };
+        let mut delay = std::time::Duration::from_secs(1);
+        let client = loop {
+            match source.client().await {
+                Ok(client) => break client,
+                Err(e) => {
+                    tracing::error!(error = %e, retry_in = ?delay, "pod security cannot build the cluster client");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(std::time::Duration::from_secs(30));
+                }
+            }
+        };
+        let watches = watched.start(&client);
+        for watch in watches {
+            let _ = watch.await;
+        }
+    });
+    tracing::info!(mode = mode.as_str(), "pod security admission enabled");
+    Some((
+        Arc::new(PodSecurity::new(settings, cache, access_review.clone())),
+        task,
+    ))
 }
 
 /// The tasks that run beside the server until it stops: the certificate watch and the signals

@@ -17,6 +17,7 @@ use crate::authorizer::{Deadline, Input};
 use crate::clock::Clock;
 use crate::defense::{self, Admission, FollowUps};
 use crate::object::ViewError;
+use crate::pod_admission::Stage;
 use crate::reload::{Active, LiveChain};
 use crate::review;
 use crate::telemetry::audit::{AdmissionAudit, AuditRecord, AuditSink};
@@ -54,6 +55,8 @@ pub struct AppState {
     /// Asks the API server who may do what (approving a ticket, using a constraint), or
     /// [`crate::object::NoAccessReview`] without a cluster connection.
     pub access_review: Arc<dyn crate::object::AccessReview>,
+    /// Pod security admission (`POST /mutate`, and pods on `POST /admit`), when enabled.
+    pub pod_security: Option<Arc<crate::pod_admission::PodSecurity>>,
 }
 
 /// What the connection knows about its peer.
@@ -97,7 +100,7 @@ async fn route(
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
     let (allowed, allow) = match path.as_str() {
-        "/authorize" | "/admit" => (Method::POST, "POST"),
+        "/authorize" | "/admit" | "/mutate" => (Method::POST, "POST"),
         "/healthz" | "/readyz" | "/livez" | "/metrics" => (Method::GET, "GET, HEAD"),
         _ => return Err(Rejection::NotFound(path)),
     };
@@ -122,6 +125,8 @@ async fn route(
                 Ok(r)
             } else if path == "/admit" {
                 admit(state, req).await
+            } else if path == "/mutate" {
+                pods(state, req, Stage::Mutate).await
             } else {
                 authorize(state, req).await
             }
@@ -379,6 +384,15 @@ async fn admit(
     decoded::charge(&mut hold, &state.body_budget, &body)?;
     let request = admission::decode(&body)?;
     drop(body);
+    if let Some(pod_security) = &state.pod_security
+        && crate::pod_admission::is_pod(&request)
+    {
+        let deadline = tokio::time::Instant::now() + budget;
+        let response = pod_security
+            .review(Stage::Validate, &request, deadline)
+            .await;
+        return Ok(admission_json(&response));
+    }
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
     if crate::tickets::is_ticket_request(&request) {
@@ -479,6 +493,47 @@ async fn admit_ticket(
 /// A 200 response carrying JSON.
 fn json_response(bytes: Vec<u8>) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// `POST /mutate`: a pod `AdmissionReview` through pod security's mutating side; anything else
+/// (or pod security off) is admitted unchanged.
+async fn pods(
+    state: &AppState,
+    req: Request<Incoming>,
+    stage: Stage,
+) -> Result<Response<Full<Bytes>>, Rejection> {
+    check_content_type(&req)?;
+    let budget = admit::budget(req.uri().query(), state.review_timeout);
+    let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
+    let (body, mut hold) = read_body(state, req, growth).await?;
+    decoded::charge(&mut hold, &state.body_budget, &body)?;
+    let request = admission::decode(&body)?;
+    drop(body);
+    let started = Instant::now();
+    let response = match &state.pod_security {
+        Some(pod_security) => {
+            let deadline = tokio::time::Instant::now() + budget;
+            pod_security.review(stage, &request, deadline).await
+        }
+        None => crate::admission::AdmissionResponse::allow(request.uid.clone()),
+    };
+    state.metrics.record_admission(
+        request.operation.as_str(),
+        &request.resource.resource,
+        response.allowed,
+        started.elapsed(),
+    );
+    Ok(admission_json(&response))
+}
+
+/// An `AdmissionReview` response as the HTTP response.
+fn admission_json(response: &crate::admission::AdmissionResponse) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(response.encode())));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),

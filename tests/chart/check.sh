@@ -15,7 +15,7 @@ status=0
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$here/render-deploy.sh" "$out"
-for f in warrant.yaml validating-webhook.yaml; do
+for f in warrant.yaml validating-webhook.yaml pod-security.yaml; do
   if ! diff -u "$root/deploy/$f" "$out/$f"; then
     echo "deploy/$f differs from the chart: run tests/chart/render-deploy.sh" >&2
     status=1

@@ -211,6 +211,7 @@ impl Warrant {
                 .access_review
                 .clone()
                 .unwrap_or_else(|| Arc::new(warrant::object::NoAccessReview)),
+            pod_security: None,
             body_budget: opts
                 .body_budget
                 .map(warrant::server::body::BodyBudget::new)

@@ -152,7 +152,10 @@ async fn the_review_sent_carries_the_user_and_the_resource_attributes() {
     assert_eq!(attrs.resource.as_deref(), Some("deletiontickets"));
     assert_eq!(attrs.namespace.as_deref(), Some("shop"));
     assert_eq!(attrs.name.as_deref(), Some("drop-db"));
-    assert_eq!(attrs.subresource, None, "an empty subresource is left unset");
+    assert_eq!(
+        attrs.subresource, None,
+        "an empty subresource is left unset"
+    );
 }
 
 #[tokio::test]

@@ -88,6 +88,16 @@ func TestShippedClusterRoleIsLeastPrivilege(t *testing.T) {
 			t.Errorf("warrant's service account %s %s %s.warrant.dev: allowed %v, want %v", k.verb, k.resource, resource, r.Status.Allowed, k.allowed)
 		}
 	}
+	// Who may approve a ticket or use a constraint is asked of the API server: create
+	// SubjectAccessReviews, nothing else of authorization.k8s.io.
+	if !can("create", "authorization.k8s.io", "subjectaccessreviews") {
+		t.Errorf("warrant's service account cannot create subjectaccessreviews: ticket approvals and constraint use need it")
+	}
+	for _, verb := range []string{"get", "list", "delete"} {
+		if can(verb, "authorization.k8s.io", "subjectaccessreviews") {
+			t.Errorf("warrant's service account may %s subjectaccessreviews: more than asking needs", verb)
+		}
+	}
 	for _, verb := range []string{"create", "patch"} {
 		if !can(verb, "events.k8s.io", "events") {
 			t.Errorf("warrant's service account cannot %s events.events.k8s.io: the buffer ring needs it", verb)

@@ -4,9 +4,9 @@ package apiserver
 // --pod-security=Enforce, the CRD and the default constraints installed, a namespace with its
 // pre-allocated ranges, and the pod webhooks (MutatingWebhookConfiguration to /mutate,
 // ValidatingWebhookConfiguration to /admit) for that namespace only. Who may use what is said
-// by the constraints' users and groups here (restricted-v2 for system:authenticated, anyuid for
-// alice): the `use` SubjectAccessReviews need the shared access reviewer, which serve does not
-// build on this branch. Asserted on what client-go sees and on the stored pod.
+// by the constraints' users and groups (restricted-v2 for system:authenticated, anyuid for
+// alice) and by RBAC: carol may `use` anyuid through a Role, which warrant learns by asking the
+// API server (a SubjectAccessReview). Asserted on what client-go sees and on the stored pod.
 
 import (
 	"encoding/base64"
@@ -85,10 +85,29 @@ func TestPodSecurityAdmitsByIdentityThroughTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.CoreV1().Namespaces().Delete(ctx(t), ns, metav1.DeleteOptions{}) })
+	// Pods only: a broader role in the namespace (cluster-admin, say) would grant `use` of every
+	// constraint too, since a SubjectAccessReview for `use` is asked in the pod's namespace.
+	podEditor := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-editor", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "delete"}}}}
+	if _, err := admin.RbacV1().Roles(ns).Create(c, podEditor, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	edit := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "editors", Namespace: ns},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"}, // in this namespace only (no controller-manager fills the aggregated roles here)
-		Subjects: []rbacv1.Subject{{Kind: "User", Name: "alice"}, {Kind: "User", Name: "bob"}}}
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: podEditor.Name},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "alice"}, {Kind: "User", Name: "bob"}, {Kind: "User", Name: "carol"}}}
 	if _, err := admin.RbacV1().RoleBindings(ns).Create(c, edit, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// carol may use anyuid by RBAC (the way OpenShift grants constraints), not by its users list.
+	useAnyuid := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "use-anyuid", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"}, ResourceNames: []string{"anyuid"}, Verbs: []string{"use"}}}}
+	if _, err := admin.RbacV1().Roles(ns).Create(c, useAnyuid, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	useBinding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "use-anyuid", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: useAnyuid.Name},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "carol"}}}
+	if _, err := admin.RbacV1().RoleBindings(ns).Create(c, useBinding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := admin.CoreV1().ServiceAccounts(ns).Create(c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
@@ -183,6 +202,18 @@ func TestPodSecurityAdmitsByIdentityThroughTheAPIServer(t *testing.T) {
 	}
 	if u := kept.Spec.Containers[0].SecurityContext.RunAsUser; u == nil || *u != 0 {
 		t.Errorf("alice's pod lost its uid: %v", u)
+	}
+
+	carol := impersonating(t, E.scenarios, "carol", "system:authenticated")
+	byRBAC, err := carol.CoreV1().Pods(ns).Create(ctx(t), pod("root-by-rbac", &corev1.SecurityContext{RunAsUser: &root}, nil), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("carol's root pod (anyuid granted by RBAC): %v", err)
+	}
+	if got := byRBAC.Annotations["openshift.io/scc"]; got != "anyuid" {
+		t.Errorf("carol's pod was admitted with %q, want anyuid (granted by RBAC use)", got)
+	}
+	if u := byRBAC.Spec.Containers[0].SecurityContext.RunAsUser; u == nil || *u != 0 {
+		t.Errorf("carol's pod lost its uid: %v", u)
 	}
 
 	_, err = bob.CoreV1().Pods(ns).Create(ctx(t), pod("root", &corev1.SecurityContext{RunAsUser: &root}, nil), metav1.CreateOptions{})

@@ -28,8 +28,10 @@ mod query;
 pub mod resource;
 pub mod status;
 pub mod store;
+pub mod target;
 pub mod tickets;
 pub mod watch;
+pub mod whoami;
 pub mod wire;
 
 #[cfg(test)]

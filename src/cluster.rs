@@ -8,6 +8,7 @@
 
 pub mod access_review;
 pub(crate) mod annotate;
+pub mod api_error;
 pub(crate) mod baselines;
 pub mod buckets;
 pub mod cache;

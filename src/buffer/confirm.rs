@@ -34,7 +34,7 @@ pub enum ConfirmError {
     #[error("a confirmation names a ticket: give --ticket")]
     NoTicket,
     /// The API server refused or could not be reached (RBAC's or warrant's refusal included).
-    #[error("{0}")]
+    #[error("{}", crate::cluster::api_error::describe(.0))]
     Api(#[from] kube::Error),
 }
 

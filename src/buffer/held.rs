@@ -144,9 +144,11 @@ pub async fn list(
                         .filter_map(|o| held(&o.metadata, &name, settings, now)),
                 );
             }
-            Err(e) => out
-                .warnings
-                .push(format!("cannot list {}: {e}", resource_name(&resource))),
+            Err(e) => out.warnings.push(format!(
+                "cannot list {}: {}",
+                resource_name(&resource),
+                crate::cluster::api_error::describe(&e)
+            )),
         }
     }
     out.held.sort_by(|a, b| {

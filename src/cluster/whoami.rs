@@ -10,7 +10,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum WhoamiError {
     /// The API server refused or could not be reached.
-    #[error("{0}")]
+    #[error("{}", crate::cluster::api_error::describe(.0))]
     Api(#[from] kube::Error),
     /// It answered without a user name.
     #[error("the API server did not say who you are")]

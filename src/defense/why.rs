@@ -41,7 +41,7 @@ pub enum WhyError {
         namespace: String,
     },
     /// The API server refused or could not be reached.
-    #[error("{0}")]
+    #[error("{}", crate::cluster::api_error::describe(.0))]
     Api(#[from] kube::Error),
     /// The cluster cache did not list within the time given.
     #[error(

@@ -15,7 +15,7 @@ pub enum TicketError {
     #[error("{0}")]
     Kubeconfig(#[from] crate::cluster::ConnectError),
     /// The API server refused or did not answer.
-    #[error("{0}")]
+    #[error("{}", crate::cluster::api_error::describe(.0))]
     Api(#[from] kube::Error),
     /// An argument is not usable.
     #[error("{0}")]

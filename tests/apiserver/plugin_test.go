@@ -207,7 +207,7 @@ func TestPluginCarriesAPlannedStatefulSetRemovalThroughTheRings(t *testing.T) {
 	})
 
 	// `why` on the protected target: each ring's answer and the guard's risk report.
-	out, errText, code := kubectlWarrant(t, plRequester, "why", "statefulsets.apps/payments-db", "--config", cfg)
+	out, errText, code := kubectlWarrant(t, plRequester, "why", "statefulsets.apps/payments-db", "-n", plNS, "--config", cfg)
 	for _, want := range []string{
 		"deletion of statefulsets.apps/payments-db in namespace " + plNS + " by " + plRequester,
 		protectionLabel + "=critical",
@@ -222,6 +222,25 @@ func TestPluginCarriesAPlannedStatefulSetRemovalThroughTheRings(t *testing.T) {
 		}
 	}
 	t.Logf("kubectl warrant why statefulsets.apps/payments-db:\n%s", out)
+	out, errText, code = kubectlWarrant(t, plRequester, "why", "statefulsets.apps/payments-db", "--config", cfg, "-o", "json")
+	var why struct {
+		User       string
+		Labels     map[string]string
+		Validation struct {
+			Decision, Code string
+			Assessment     struct {
+				RiskLevel string `json:"riskLevel"`
+				Impact    struct {
+					RunningPods int `json:"runningPods"`
+				}
+			}
+		}
+	}
+	if code != 3 || json.Unmarshal([]byte(out), &why) != nil || why.User != plRequester || why.Labels[protectionLabel] != "critical" ||
+		why.Validation.Decision != "refused" || why.Validation.Code != "MISSING_TICKET" || why.Validation.Assessment.RiskLevel != "CRITICAL" ||
+		why.Validation.Assessment.Impact.RunningPods != 2 {
+		t.Fatalf("why -o json: status %d, %q %q", code, out, errText)
+	}
 
 	// The request and its approvals, through the plugin.
 	out, errText, code = kubectlWarrant(t, plRequester, "ticket", "request", "statefulsets.apps/orders-db",
@@ -265,7 +284,7 @@ func TestPluginCarriesAPlannedStatefulSetRemovalThroughTheRings(t *testing.T) {
 	}
 
 	// `holds`, as the second approver: a table, and JSON.
-	out, errText, code = kubectlWarrant(t, plApprover2, "holds", "--config", cfg)
+	out, errText, code = kubectlWarrant(t, plApprover2, "holds", "-n", plNS, "--config", cfg)
 	if code != 0 || !strings.HasPrefix(out, "NAME ") || !strings.Contains(out, "statefulsets.apps/orders-db") || !strings.Contains(out, plRequester) {
 		t.Fatalf("holds: status %d, %q %q", code, out, errText)
 	}
@@ -307,7 +326,7 @@ func TestPluginCarriesAPlannedStatefulSetRemovalThroughTheRings(t *testing.T) {
 	}
 	m = markLog(E.ring.audit)
 	eventually(t, 15*time.Second, "the confirmation admitted", func() error {
-		out, errText, code := kubectlWarrant(t, plApprover1, "confirm", "statefulsets.apps/orders-db", "--ticket", "confirm-orders-db", "--config", cfg)
+		out, errText, code := kubectlWarrant(t, plApprover1, "confirm", "statefulsets.apps/orders-db", "-n", plNS, "--ticket", "confirm-orders-db", "--config", cfg)
 		switch {
 		case code == 0 && out == "statefulsets.apps/orders-db confirmed\n":
 			return nil

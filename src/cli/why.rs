@@ -208,3 +208,60 @@ fn ring(s: &mut String, name: &str, a: &RingAnswer) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::report;
+    use crate::defense::why::{Explanation, RingAnswer, TicketLine};
+
+    #[test]
+    fn the_report_names_the_refusal_the_risk_and_the_tickets() {
+        let e = Explanation {
+            object: "statefulsets.apps/orders-db".into(),
+            namespace: "shop".into(),
+            user: "alice".into(),
+            labels: [("tier".to_owned(), "db".to_owned())].into(),
+            finalizers: vec![],
+            terminating: false,
+            authorization: RingAnswer {
+                decision: "NoOpinion".into(),
+                reason: String::new(),
+                code: None,
+                assessment: None,
+            },
+            validation: RingAnswer {
+                decision: "refused".into(),
+                reason: "deletion-guard: a change ticket is required [MISSING_TICKET]".into(),
+                code: Some("MISSING_TICKET".into()),
+                assessment: Some(serde_json::json!({
+                    "riskLevel": "CRITICAL", "riskScore": 60, "riskReasons": ["critical label +40"],
+                    "impact": {"runningPods": 2, "services": ["orders"], "ingresses": [], "boundVolumes": []}
+                })),
+            },
+            tickets: vec![TicketLine {
+                id: "shop/retire".into(),
+                phase: "Pending".into(),
+                requested_by: "alice".into(),
+                approvers: vec![],
+                expires_at: "2026-12-05T00:00:00Z".into(),
+                single_use: true,
+            }],
+            tickets_everywhere: true,
+        };
+        assert!(e.refused());
+        assert_eq!(
+            report(&e),
+            "deletion of statefulsets.apps/orders-db in namespace shop by alice\n\
+             labels: tier=db\n\
+             finalizers: <none>\n\
+             authorization ring: NoOpinion\n\
+             validation ring: refused\n\
+             \x20 reason: deletion-guard: a change ticket is required [MISSING_TICKET]\n\
+             \x20 risk CRITICAL score 60\n\
+             \x20   critical label +40\n\
+             \x20 takes down: running pods 2; services orders; ingresses <none>; bound volumes <none>\n\
+             tickets naming it:\n\
+             \x20 shop/retire Pending requested by alice, approved by <none>, expires 2026-12-05T00:00:00Z, single use\n"
+        );
+    }
+}

@@ -354,3 +354,31 @@ fn ring_answer(answer: &Answer, admission: bool) -> RingAnswer {
         assessment,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{names, ticket_line};
+    use crate::tickets::DeletionTicket;
+
+    #[test]
+    fn a_ticket_names_an_object_by_group_resource_namespace_and_name() {
+        let t: DeletionTicket = serde_json::from_value(serde_json::json!({
+            "apiVersion": "warrant.dev/v1alpha1", "kind": "DeletionTicket",
+            "metadata": {"name": "retire", "namespace": "shop"},
+            "spec": {"requestedBy": "alice", "expiresAt": "2026-12-05T09:00:00Z", "singleUse": true,
+                     "targets": [{"group": "apps", "resource": "statefulsets", "namespace": "shop", "name": "orders-db"}]},
+            "status": {"phase": "Approved", "approvals": [
+                {"user": "bob", "time": "2026-12-04T10:00:00Z"},
+                {"user": "bob", "time": "2026-12-04T10:01:00Z"},
+                {"user": "carol", "time": "2026-12-04T10:02:00Z"}]},
+        }))
+        .unwrap();
+        assert!(names(&t, ("apps", "statefulsets", "shop", "orders-db")));
+        assert!(!names(&t, ("apps", "deployments", "shop", "orders-db")));
+        assert!(!names(&t, ("apps", "statefulsets", "other", "orders-db")));
+        let line = ticket_line(&t);
+        assert_eq!(line.id, "shop/retire");
+        assert_eq!(line.approvers, ["bob", "carol"]);
+        assert_eq!((line.phase.as_str(), line.single_use), ("Approved", true));
+    }
+}

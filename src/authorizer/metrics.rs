@@ -145,6 +145,16 @@ pub(crate) struct UnusualLabels {
     pub action: &'static str,
 }
 
+/// The labels of the validation ring's live-traffic fallbacks.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct TrafficFallbackLabels {
+    /// The guard.
+    pub name: String,
+    /// Why the fixed estimate was used: `timeout`, `unreachable`, `status`, `decode`, `empty`,
+    /// `missing_label` or `client`.
+    pub reason: &'static str,
+}
+
 /// A label set naming one authorizer.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct NameLabels {
@@ -177,6 +187,8 @@ pub struct Families {
     pub(crate) guard_break_glass: FamilyOf<NameLabels, Counter>,
     /// `warrant_guard_unusual_deletions`.
     pub(crate) guard_unusual: FamilyOf<UnusualLabels, Counter>,
+    /// `warrant_guard_traffic_fallbacks`.
+    pub(crate) guard_traffic_fallbacks: FamilyOf<TrafficFallbackLabels, Counter>,
     /// `warrant_webhook_evaluations`.
     pub(crate) webhook_evaluations: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_duration_seconds`.
@@ -204,6 +216,7 @@ impl Default for Families {
             guard_decisions: Family::default(),
             guard_break_glass: Family::default(),
             guard_unusual: Family::default(),
+            guard_traffic_fallbacks: Family::default(),
             webhook_evaluations: Family::default(),
             webhook_duration: Family::new_with_constructor(latency_histogram),
             webhook_fail_open: Family::default(),
@@ -263,6 +276,11 @@ impl Families {
             "warrant_guard_unusual_deletions",
             "Destructive requests the unusual-deletion gate judged a burst above the requester's baseline, by the action configured (counted whatever the action, Observe included)",
             f.guard_unusual.clone(),
+        );
+        r.register(
+            "warrant_guard_traffic_fallbacks",
+            "Admission requests whose risk used the fixed traffic estimate because the live traffic source (Prometheus) could not answer, by guard and reason",
+            f.guard_traffic_fallbacks.clone(),
         );
         r.register(
             "warrant_shadow_decisions",

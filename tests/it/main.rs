@@ -22,6 +22,7 @@ mod guard;
 mod http;
 mod kafka;
 mod lifecycle;
+mod prometheus;
 mod properties;
 mod reference;
 mod reload;

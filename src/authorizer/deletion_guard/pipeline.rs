@@ -12,6 +12,7 @@ use super::objects::{self, ObjectFacts};
 use super::scope::{self, Scope};
 use super::state::GuardShared;
 use super::tickets::{self, Demand, Ticketed};
+use super::traffic::Measured;
 use super::{buffered, gates, rate, risk, unusual, windows};
 use crate::authorizer::metrics::Families;
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
@@ -25,6 +26,7 @@ use std::sync::Arc;
 /// A deletion guard in a chain.
 #[derive(Debug)]
 pub struct DeletionGuard {
+    name: AuthorizerName,
     shared: Arc<GuardShared>,
     metrics: GuardMetrics,
     conditions: Option<crate::review::ConditionsMap>,
@@ -40,6 +42,7 @@ impl DeletionGuard {
             .map_or(UnusualAction::Observe, |u| u.action);
         let metrics = GuardMetrics::new(families, name, shared.spec.mode.as_str(), action.as_str());
         Self {
+            name: name.clone(),
             shared,
             metrics,
             conditions: None,
@@ -149,10 +152,10 @@ impl DeletionGuard {
         // The facts are still gathered when they can be, so that the bypass is recorded at the
         // risk it really carries.
         if gates::stands_aside_anyway(spec, &target) {
-            let facts = objects::gather(spec, ctx, &target).await.ok();
+            let facts = self.gather(ctx, &target, deadline).await.ok();
             return Ok(self.conclude(input, target, facts, deadline).await?);
         }
-        match objects::gather(spec, ctx, &target).await {
+        match self.gather(ctx, &target, deadline).await {
             Ok(mut facts) => {
                 facts.finalizer_removed = update.finalizer_removed;
                 let removal = facts.finalizer_removed
@@ -172,6 +175,43 @@ impl DeletionGuard {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The object's facts, with what the live traffic source says of it.
+    async fn gather(
+        &self,
+        ctx: &ObjectContext,
+        target: &scope::Target<'_>,
+        deadline: Deadline,
+    ) -> Result<ObjectFacts, GuardError> {
+        let mut facts = objects::gather(&self.shared.spec, ctx, target).await?;
+        facts.live_traffic = self.live_traffic(ctx, target, deadline).await;
+        Ok(facts)
+    }
+
+    /// What the live traffic source says of the target, when it covers its kind; a fallback to
+    /// the estimate is logged and counted.
+    async fn live_traffic(
+        &self,
+        ctx: &ObjectContext,
+        target: &scope::Target<'_>,
+        deadline: Deadline,
+    ) -> Option<Measured> {
+        let source = self.shared.traffic.as_ref()?;
+        let measured = source
+            .measure(target, ctx.old_object.as_ref(), deadline)
+            .await?;
+        if let Measured::Fallback { fallback, .. } = &measured {
+            tracing::warn!(
+                guard = %self.name,
+                target = %format_args!("{}/{}.{}/{}", target.namespace, target.resource, target.group, target.name),
+                reason = fallback.reason,
+                error = %fallback.message,
+                "live traffic unavailable: the risk uses the fixed estimate"
+            );
+            self.metrics.record_traffic_fallback(fallback.reason);
+        }
+        Some(measured)
     }
 
     /// Scores the case, runs the gates and records the finding.

@@ -5,6 +5,7 @@
 use super::cluster_buckets::SharedBuckets;
 use super::rate::Buckets;
 use super::tickets::{TicketFeed, TicketSource};
+use super::traffic::LiveTrafficSource;
 use super::unusual::Baselines;
 use crate::config::FailurePolicy;
 use crate::config::model::guard::GuardSpec;
@@ -28,6 +29,8 @@ pub struct GuardShared {
     pub tickets: Option<Arc<TicketSource>>,
     /// The cluster's buckets (`scope: Cluster` limits), when warrant has a cluster.
     pub cluster: Option<SharedBuckets>,
+    /// The live traffic source, when `liveTraffic` is configured.
+    pub traffic: Option<LiveTrafficSource>,
 }
 
 impl GuardShared {
@@ -70,6 +73,7 @@ impl GuardShared {
             buckets: Buckets::default(),
             baselines,
             cluster,
+            traffic: spec.live_traffic.as_ref().map(LiveTrafficSource::new),
         })
     }
 

@@ -4,6 +4,7 @@
 
 use super::buffer::BufferFile;
 pub use super::kind::KindFile;
+use super::traffic::LiveTrafficFile;
 use super::unusual::UnusualDeletionsFile;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
@@ -85,6 +86,10 @@ pub struct GuardFile {
     /// The buffer ring: warrant's finalizer and the cool-down of CRITICAL deletions.
     #[serde(default)]
     pub buffer: Option<Spanned<BufferFile>>,
+    /// At admission, the target's real request rate from a Prometheus server instead of the
+    /// fixed estimate.
+    #[serde(default)]
+    pub(crate) live_traffic: Option<Spanned<LiveTrafficFile>>,
 }
 
 /// A protected namespace rule.
@@ -295,4 +300,10 @@ pub(crate) struct RiskWeightsFile {
     /// The traffic estimate per affected pod behind an Ingress, in requests per second (120).
     #[serde(default)]
     pub(crate) qps_per_pod: Option<u32>,
+    /// Traffic of at least `highTrafficAt` requests per second reaching the target (0).
+    #[serde(default)]
+    pub(crate) high_traffic: Option<u32>,
+    /// The requests per second from which `highTraffic` applies (1000).
+    #[serde(default)]
+    pub(crate) high_traffic_at: Option<u32>,
 }

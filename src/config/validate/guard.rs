@@ -17,6 +17,7 @@ use std::path::Path;
 
 mod buffer;
 mod objects;
+mod traffic;
 mod unusual;
 
 /// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
@@ -59,6 +60,7 @@ pub(super) fn check(
     let object_protection = objects::protection(c, &p, f);
     let rate_limit_stage = objects::rate_limit_stage(c, &p, f);
     let buffer = buffer::check(c, &p, f.buffer.as_ref());
+    let live_traffic = traffic::check(c, &p, f.live_traffic.as_ref());
     if namespaces.is_empty()
         && resources.is_empty()
         && f.rate_limits.is_empty()
@@ -94,6 +96,7 @@ pub(super) fn check(
         objects: object_protection,
         rate_limit_stage,
         buffer,
+        live_traffic,
         warrant_service_account: own_account(f),
     })
 }

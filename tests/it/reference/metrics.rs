@@ -25,6 +25,7 @@ fn registered() -> BTreeMap<String, String> {
     buffer.register(&mut registry);
     warrant::server::tls::CertificateExpiry::default().register(&mut registry);
     let defense = warrant::defense::DefenseMetrics::register(&mut registry);
+    warrant::defense::coverage_export::CoverageExport::register(&mut registry);
     let access = warrant::cluster::AccessReviewMetrics::register(&mut registry);
     let sinks = warrant::telemetry::audit::remote::SinkMetrics::register(&mut registry);
     let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);

@@ -82,6 +82,12 @@ pub struct ServeArgs {
         default_value = "warrant-system/warrant"
     )]
     pub(crate) warrant_service_account: Vec<String>,
+    /// Answer every SubjectAccessReview with `status.authorizationDetails` (the deciding
+    /// authorizer, code, rule, configuration revision and decision id; at most 1 KiB), for
+    /// kube-apiserver's audit events. The field is proposed (KEP-6001) and in no Kubernetes
+    /// release yet; API servers that do not know it ignore it.
+    #[arg(long)]
+    pub(crate) authorization_details: bool,
     /// Leave these keys of the user's `extra` out of audit records (repeatable, or
     /// comma-separated); a record that had any lists them under `extraRedacted`.
     #[arg(long, value_name = "KEY", num_args = 1.., value_delimiter = ',')]
@@ -256,6 +262,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
         access_review,
         pod_security: pod_security.as_ref().map(|(p, _)| p.clone()),
+        authorization_details: args.authorization_details,
     });
     let server = Server::bind(listener.options(&args, &times), listener.tls.clone(), state).await?;
     announce(&server, listener.generated.as_ref());

@@ -9,6 +9,7 @@
 
 mod admit;
 mod audit_webhook;
+mod authorization_details;
 mod bad_configs;
 mod binary;
 mod body_limits;

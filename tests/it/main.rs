@@ -30,5 +30,6 @@ mod shadow;
 mod starvation;
 mod suite;
 mod support;
+mod tickets_webhook;
 mod tls;
 mod webhook;

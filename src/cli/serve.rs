@@ -218,7 +218,11 @@ pub fn run(args: ServeArgs) -> ExitStatus {
 async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let times = Times::from_args(&args)?;
     let cluster = ClusterStart::resolve(&args).await?;
-    let telemetry = Telemetry::register(&cluster);
+    let ticket_feed = Arc::new(match &cluster.source {
+        Some(_) => TicketFeed::new(),
+        None => TicketFeed::unconnected(),
+    });
+    let telemetry = Telemetry::register(&cluster, &ticket_feed);
     // Leadership: the receiver the once-per-cluster controllers act on; the election releases
     // the Lease as soon as the stop signal (SIGTERM) arrives, while the server drains.
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -226,10 +230,6 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .leader
         .start(cluster.source.as_ref(), telemetry.leader.clone(), stop_rx)
         .await?;
-    let ticket_feed = Arc::new(match &cluster.source {
-        Some(_) => TicketFeed::new(),
-        None => TicketFeed::unconnected(),
-    });
     let live = live_chain(&args, &cluster, ticket_feed.clone()).await?;
     if let Some(source) = cluster.source.clone() {
         tokio::spawn(cluster::tickets::watch_when_wanted(ticket_feed, source));
@@ -349,8 +349,9 @@ struct Telemetry {
 }
 
 impl Telemetry {
-    fn register(cluster: &ClusterStart) -> Self {
+    fn register(cluster: &ClusterStart, tickets: &TicketFeed) -> Self {
         let mut registry = Registry::default();
+        tickets.register(&mut registry);
         let leader = LeaderMetrics::default();
         leader.register(&mut registry);
         let buffer = BufferMetrics::default();

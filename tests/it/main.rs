@@ -32,5 +32,6 @@ mod shadow;
 mod starvation;
 mod suite;
 mod support;
+mod tickets_webhook;
 mod tls;
 mod webhook;

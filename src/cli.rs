@@ -10,6 +10,7 @@ pub(crate) mod duration_flag;
 mod exit_status;
 pub(crate) mod leader_elect;
 pub(crate) mod object_input;
+pub mod recommend;
 pub mod replay;
 pub mod serve;
 pub mod test;
@@ -50,6 +51,10 @@ pub enum Command {
     /// List the objects that look critical (their deletion's risk, or a production-like name)
     /// but that no rule or protection label of the guard protects.
     Coverage(coverage::CoverageArgs),
+    /// Propose protection levels per namespace and per object from audit logs (what was
+    /// deleted and restored, what many principals write, what is never deleted) and the
+    /// cluster, with the evidence for each.
+    Recommend(recommend::RecommendArgs),
 }
 
 /// Runs a parsed command line.
@@ -62,5 +67,6 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Replay(args) => replay::run(args),
         Command::Ticket(args) => ticket::run(args),
         Command::Coverage(args) => coverage::run(args),
+        Command::Recommend(args) => recommend::run(args),
     }
 }

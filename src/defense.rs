@@ -17,7 +17,9 @@
 //! ([`crate::telemetry::audit`]).
 //!
 //! [`coverage`] looks the other way: at what the rings do *not* protect (objects whose deletion
-//! the risk model scores high, or named like production, that no rule or label protects).
+//! the risk model scores high, or named like production, that no rule or label protects);
+//! [`recommend`] proposes the levels that history argues for (what was deleted and restored,
+//! what many principals write, what is never deleted), with the evidence for each.
 //!
 //! The validation ring's decision is an [`Admission`]: the chain's answer plus the
 //! [`FollowUp`]s the defense owes before the answer goes out (today: recording who asked for a
@@ -31,6 +33,7 @@ pub mod coverage;
 pub(crate) mod follow_up;
 pub mod metrics;
 mod perform;
+pub mod recommend;
 
 pub use admission::Admission;
 pub use follow_up::{FollowUp, OnFailure, RecordRequester};

@@ -23,6 +23,7 @@ mod http;
 mod kafka;
 mod lifecycle;
 mod properties;
+mod recommend;
 mod reference;
 mod reload;
 mod replay;

@@ -51,7 +51,7 @@ pub(crate) use conditions_review::{
 pub use decode::decode;
 pub use decoded::{Attributes, Review};
 pub use error::ReviewError;
-pub(crate) use json_object::refuse_array;
+pub(crate) use json_object::{object_only, refuse_array};
 pub(crate) use leading_kind::declares_kind;
 pub use request::{canonical_spec_json, encode_request};
 pub use response::{encode_conditional_response, encode_response, encode_response_with_details};

@@ -7,7 +7,6 @@
 use super::ExitStatus;
 use crate::authorizer::deletion_guard::RiskLevel;
 use crate::cluster::{Cache, CacheOptions, Source};
-use crate::config::AuthorizerSpec;
 use crate::config::model::guard::GuardSpec;
 use crate::config::model::pattern::Pattern;
 use crate::defense::coverage::{self, Criteria, DEFAULT_CRITICAL_NAMES, Gap};
@@ -150,16 +149,9 @@ fn guard_spec(args: &CoverageArgs) -> Result<GuardSpec, ExitStatus> {
     })?;
     let found = loaded
         .config
-        .authorizers
-        .iter()
-        .find_map(|a| match &a.spec {
-            AuthorizerSpec::DeletionGuard(g)
-                if args.guard.as_deref().is_none_or(|n| a.name.as_str() == n) =>
-            {
-                Some(GuardSpec::clone(g))
-            }
-            _ => None,
-        });
+        .deletion_guards()
+        .find(|(name, _)| args.guard.as_deref().is_none_or(|n| name.as_str() == n))
+        .map(|(_, g)| g.clone());
     found.ok_or_else(|| {
         match &args.guard {
             Some(n) => eprintln!(

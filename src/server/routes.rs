@@ -513,6 +513,7 @@ async fn admit_ticket(
         own: &own,
         now,
         budget: budget.saturating_sub(started.elapsed()),
+        wildcards: active.chain.ticket_wildcards(),
     }
     .judge(&request)
     .await;

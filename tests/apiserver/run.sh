@@ -59,17 +59,19 @@ echo "== warrant"
 profile="${WARRANT_PROFILE:-debug}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
 if [ "$profile" = release ]; then
-  (cd "$root" && cargo build --locked --release --bin warrant)
+  (cd "$root" && cargo build --locked --release --bin warrant --bin kubectl-warrant)
 else
-  (cd "$root" && cargo build --locked --bin warrant)
+  (cd "$root" && cargo build --locked --bin warrant --bin kubectl-warrant)
 fi
 # A copy taken right after the build: other worktrees share CARGO_TARGET_DIR and may replace the
 # binary before (or while) the tier runs.
 bin_dir="$(mktemp -d)"
 trap 'rm -rf "$bin_dir"' EXIT
 cp "$CARGO_TARGET_DIR/$profile/warrant" "$bin_dir/warrant"
+cp "$CARGO_TARGET_DIR/$profile/kubectl-warrant" "$bin_dir/kubectl-warrant"
 export WARRANT_BIN="$bin_dir/warrant"
-echo "warrant: $CARGO_TARGET_DIR/$profile/warrant ($profile), copied to $WARRANT_BIN"
+export KUBECTL_WARRANT_BIN="$bin_dir/kubectl-warrant"
+echo "warrant: $CARGO_TARGET_DIR/$profile/warrant ($profile), copied to $WARRANT_BIN (and kubectl-warrant beside it)"
 
 echo "== go test (tests/apiserver)"
 cd "$here"

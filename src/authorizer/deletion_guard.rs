@@ -52,7 +52,7 @@ pub(crate) use cluster_buckets::{
 pub use error::GuardError;
 pub use pipeline::DeletionGuard;
 pub use scope::Target;
-pub use state::{GuardShared, GuardStates};
+pub use state::{GuardShared, GuardStates, Links};
 pub use traffic::{Fallback, LiveTrafficSource, Traffic, TrafficSource};
 
 #[cfg(test)]

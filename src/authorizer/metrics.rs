@@ -197,6 +197,10 @@ pub struct Families {
     pub(crate) webhook_fail_open: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_cache_requests`.
     pub(crate) webhook_cache: FamilyOf<WebhookLabels, Counter>,
+    /// `warrant_ticket_webhook_lookups`.
+    pub(crate) ticket_lookups: FamilyOf<WebhookLabels, Counter>,
+    /// `warrant_ticket_webhook_cache_requests`.
+    pub(crate) ticket_cache: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_shadow_decisions`.
     pub(crate) shadow_decisions: FamilyOf<ShadowLabels, Counter>,
     /// `warrant_shadow_disagreements`.
@@ -221,6 +225,8 @@ impl Default for Families {
             webhook_duration: Family::new_with_constructor(latency_histogram),
             webhook_fail_open: Family::default(),
             webhook_cache: Family::default(),
+            ticket_lookups: Family::default(),
+            ticket_cache: Family::default(),
             shadow_decisions: Family::default(),
             shadow_disagreements: Family::default(),
         }
@@ -319,6 +325,16 @@ impl Families {
             "warrant_webhook_cache_requests",
             "Downstream webhook verdict lookups, by result (hit, miss, coalesced, stale)",
             self.webhook_cache.clone(),
+        );
+        r.register(
+            "warrant_ticket_webhook_lookups",
+            "Calls to a guard's ticket webhook, by what it answered (approved, pending, rejected, expired, not_found) or why it did not (timeout, canceled, unreachable, http_error, malformed, unusable)",
+            self.ticket_lookups.clone(),
+        );
+        r.register(
+            "warrant_ticket_webhook_cache_requests",
+            "Lookups of presented tickets in a guard's ticket webhook, by how they were served (hit, miss, coalesced)",
+            self.ticket_cache.clone(),
         );
     }
 

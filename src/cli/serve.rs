@@ -82,6 +82,12 @@ pub struct ServeArgs {
         default_value = "warrant-system/warrant"
     )]
     pub(crate) warrant_service_account: Vec<String>,
+    /// Answer every SubjectAccessReview with `status.authorizationDetails` (the deciding
+    /// authorizer, code, rule, configuration revision and decision id; at most 1 KiB), for
+    /// kube-apiserver's audit events. The field is proposed (KEP-6001) and in no Kubernetes
+    /// release yet; API servers that do not know it ignore it.
+    #[arg(long)]
+    pub(crate) authorization_details: bool,
     /// Leave these keys of the user's `extra` out of audit records (repeatable, or
     /// comma-separated); a record that had any lists them under `extraRedacted`.
     #[arg(long, value_name = "KEY", num_args = 1.., value_delimiter = ',')]
@@ -212,7 +218,11 @@ pub fn run(args: ServeArgs) -> ExitStatus {
 async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let times = Times::from_args(&args)?;
     let cluster = ClusterStart::resolve(&args).await?;
-    let telemetry = Telemetry::register(&cluster);
+    let ticket_feed = Arc::new(match &cluster.source {
+        Some(_) => TicketFeed::new(),
+        None => TicketFeed::unconnected(),
+    });
+    let telemetry = Telemetry::register(&cluster, &ticket_feed);
     // Leadership: the receiver the once-per-cluster controllers act on; the election releases
     // the Lease as soon as the stop signal (SIGTERM) arrives, while the server drains.
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -220,10 +230,6 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .leader
         .start(cluster.source.as_ref(), telemetry.leader.clone(), stop_rx)
         .await?;
-    let ticket_feed = Arc::new(match &cluster.source {
-        Some(_) => TicketFeed::new(),
-        None => TicketFeed::unconnected(),
-    });
     let live = live_chain(&args, &cluster, ticket_feed.clone()).await?;
     if let Some(source) = cluster.source.clone() {
         tokio::spawn(cluster::tickets::watch_when_wanted(ticket_feed, source));
@@ -256,6 +262,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
         access_review,
         pod_security: pod_security.as_ref().map(|(p, _)| p.clone()),
+        authorization_details: args.authorization_details,
     });
     let server = Server::bind(listener.options(&args, &times), listener.tls.clone(), state).await?;
     announce(&server, listener.generated.as_ref());
@@ -342,8 +349,9 @@ struct Telemetry {
 }
 
 impl Telemetry {
-    fn register(cluster: &ClusterStart) -> Self {
+    fn register(cluster: &ClusterStart, tickets: &TicketFeed) -> Self {
         let mut registry = Registry::default();
+        tickets.register(&mut registry);
         let leader = LeaderMetrics::default();
         leader.register(&mut registry);
         let buffer = BufferMetrics::default();

@@ -35,6 +35,16 @@ pub struct Config {
     pub warnings: Vec<super::error::ConfigWarning>,
 }
 
+impl Config {
+    /// The `DeletionGuard` entries, in file order, with their names.
+    pub fn deletion_guards(&self) -> impl Iterator<Item = (&AuthorizerName, &GuardSpec)> {
+        self.authorizers.iter().filter_map(|a| match &a.spec {
+            AuthorizerSpec::DeletionGuard(g) => Some((&a.name, g.as_ref())),
+            _ => None,
+        })
+    }
+}
+
 /// One validated authorizer entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuthorizerConfig {

@@ -87,7 +87,9 @@ impl DeletionGuard {
                     self.conditions.as_ref(),
                     input,
                     verdict,
-                ))
+                    deadline,
+                )
+                .await)
             }
         }
     }
@@ -123,6 +125,7 @@ impl DeletionGuard {
             let guard = buffered::Guard {
                 shared: &self.shared,
                 metrics: &self.metrics,
+                deadline,
             };
             match guard.rules(input, target, ctx, update).await? {
                 buffered::Ruled::Refused(v) => return Ok(v),
@@ -271,7 +274,7 @@ impl DeletionGuard {
                 }
             }
         };
-        let finding = self.protection_gates(case, escalation)?;
+        let finding = self.protection_gates(case, escalation, deadline).await?;
         if finding.code.denies() || !spends {
             return Ok(finding.with_unusual(report));
         }
@@ -285,10 +288,11 @@ impl DeletionGuard {
     /// then tickets. The authorization ring guards protected targets only (and any target of a
     /// burst that must present a ticket, `escalation`); the validation ring guards every object
     /// it is sent, by its risk.
-    fn protection_gates(
+    async fn protection_gates(
         &self,
         case: &Case<'_>,
         escalation: Option<Finding>,
+        deadline: Deadline,
     ) -> Result<Finding, GuardError> {
         let spec = &self.shared.spec;
         if case.risk.protection.is_none() && !case.at_admission() && escalation.is_none() {
@@ -302,8 +306,9 @@ impl DeletionGuard {
             (Demand::IfRequired, Some(burst)) => Demand::Always(burst),
             (demand, _) => demand,
         };
+        let source = self.shared.tickets.as_deref();
         Ok(
-            match tickets::gate(spec, self.shared.tickets.as_deref(), level, case, demand)? {
+            match tickets::gate(spec, source, level, case, demand, deadline).await? {
                 Ticketed::Refused(stop) => stop,
                 Ticketed::NotRequired => Finding::passed(case.risk.level, None),
                 Ticketed::Covered(c) => {

@@ -193,6 +193,24 @@ pub struct TicketSettings {
     pub approvals: [u32; 3],
     /// The tickets are the cluster's `DeletionTicket`s (`source: {cluster: {}}`), watched.
     pub cluster: Option<ClusterTickets>,
+    /// The tickets are an external system's, asked over HTTPS (`source: {webhook: ...}`).
+    pub webhook: Option<TicketWebhook>,
+    /// Whether a `DeletionTicket` may name targets with `*` in name or namespace
+    /// (`allowWildcardTargets`, default false).
+    pub allow_wildcard_targets: bool,
+}
+
+/// An external ticket system as a guard's ticket source.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TicketWebhook {
+    /// The kubeconfig of the endpoint (absolute).
+    pub kubeconfig: PathBuf,
+    /// How long one lookup may take (also bounded by the review's deadline).
+    pub timeout: Duration,
+    /// How long an Approved answer is reused (zero: never).
+    pub approved_ttl: Duration,
+    /// How long any other answer is reused (zero: never).
+    pub unapproved_ttl: Duration,
 }
 
 /// The cluster's `DeletionTicket`s as a guard's ticket source.

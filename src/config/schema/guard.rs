@@ -195,9 +195,14 @@ pub struct TicketsFile {
     /// Approvals required per level (defaults: critical 2, high 1, standard 0).
     #[serde(default)]
     pub approvals: Option<ApprovalsFile>,
-    /// Where tickets come from besides `file` (`cluster: {}`: the cluster's DeletionTickets).
+    /// Where tickets come from besides `file` (`cluster: {}`: the cluster's DeletionTickets;
+    /// `webhook`: an external ticket system).
     #[serde(default)]
     pub source: Option<TicketSourceFile>,
+    /// Whether a `DeletionTicket` may name its targets with `*` in name or namespace (default
+    /// false: refused at create).
+    #[serde(default)]
+    pub(crate) allow_wildcard_targets: Option<bool>,
 }
 
 /// Where tickets come from.
@@ -207,6 +212,29 @@ pub struct TicketSourceFile {
     /// The cluster's `DeletionTicket` objects, watched.
     #[serde(default)]
     pub cluster: Option<ClusterTicketsFile>,
+    /// An external ticket system, asked over HTTPS for each presented ticket.
+    #[serde(default)]
+    pub webhook: Option<Spanned<TicketWebhookFile>>,
+}
+
+/// An external ticket system as the ticket source: where it is and how long its answers count.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TicketWebhookFile {
+    /// The kubeconfig naming the endpoint, its CA, client certificate and credentials (an
+    /// absolute path).
+    #[serde(default)]
+    pub kube_config_file: Option<Spanned<String>>,
+    /// How long one lookup may take (a Go duration, default `2s`, at most `10s`).
+    #[serde(default)]
+    pub timeout: Option<Spanned<String>>,
+    /// How long an Approved answer is reused (default `30s`; `0s` never).
+    #[serde(default, rename = "approvedTTL")]
+    pub approved_ttl: Option<Spanned<String>>,
+    /// How long any other answer (not found, Pending, Rejected, Expired) is reused (default
+    /// `5s`; `0s` never).
+    #[serde(default, rename = "unapprovedTTL")]
+    pub unapproved_ttl: Option<Spanned<String>>,
 }
 
 /// The cluster's `DeletionTicket`s as the ticket source (no settings yet).

@@ -18,6 +18,7 @@ fn registered() -> BTreeMap<String, String> {
     ));
     // As `warrant serve` registers them with a cluster connection.
     let mut registry = prometheus_client::registry::Registry::default();
+    warrant::authorizer::deletion_guard::tickets::TicketFeed::new().register(&mut registry);
     let leader = warrant::leader::LeaderMetrics::default();
     leader.register(&mut registry);
     warrant::cluster::metrics::register(&cache, &mut registry);

@@ -14,7 +14,7 @@ use crate::cluster::Cache;
 use crate::config::AuthorizerSpec;
 use crate::config::model::guard::GuardSpec;
 use crate::config::model::pattern::Pattern;
-use crate::object::ViewError;
+use crate::object::{ClusterView, ViewError};
 use crate::reload::LiveChain;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -70,12 +70,15 @@ impl CoverageExport {
         export
     }
 
-    /// Counts the gaps of `spec` in `cache` now and replaces the series with the counts.
+    /// Counts the gaps of `spec` in `cache` now and replaces the series with the counts; a
+    /// cache not ready (not everything listed, or a watch failing) is an error.
     pub async fn refresh(
         &self,
         spec: &GuardSpec,
         cache: &Arc<Cache>,
     ) -> Result<BTreeMap<(&'static str, String), i64>, CountError> {
+        // A cache that has not listed everything would count gaps as covered.
+        cache.ready().map_err(CountError::Cache)?;
         let inventory = cache.read(|i| i.inventory()).map_err(CountError::Cache)?;
         let now = chrono::Utc::now();
         let gaps = coverage::gaps(spec, inventory, cache.clone(), now, &criteria())
@@ -173,3 +176,6 @@ fn first_guard(live: &LiveChain) -> Option<GuardSpec> {
             _ => None,
         })
 }
+
+#[cfg(test)]
+mod tests;

@@ -31,6 +31,7 @@
 
 pub mod admission;
 pub mod coverage;
+pub mod coverage_export;
 pub(crate) mod follow_up;
 pub mod metrics;
 mod perform;

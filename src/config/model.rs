@@ -9,6 +9,7 @@ mod level;
 mod mode;
 pub mod pattern;
 mod scope;
+pub mod traffic;
 pub mod unusual;
 pub mod window;
 

@@ -57,6 +57,9 @@ pub struct AppState {
     pub access_review: Arc<dyn crate::object::AccessReview>,
     /// Pod security admission (`POST /mutate`, and pods on `POST /admit`), when enabled.
     pub pod_security: Option<Arc<crate::pod_admission::PodSecurity>>,
+    /// Whether answers carry `status.authorizationDetails` (`--authorization-details`; see
+    /// [`super::details`]).
+    pub authorization_details: bool,
 }
 
 /// What the connection knows about its peer.
@@ -306,9 +309,16 @@ async fn authorize(
             Some(&active.source.hash),
         ));
     }
+    let details = state
+        .authorization_details
+        .then(|| super::details::of_answer(&input, &answer, &active.source.hash));
     let bytes = match &answer.conditional {
-        Some(decision) => review::encode_conditional_response(decision),
-        None => review::encode_response(input.review.version(), &answer.status()),
+        Some(decision) => review::encode_conditional_response(decision, details.as_ref()),
+        None => review::encode_response_with_details(
+            input.review.version(),
+            &answer.status(),
+            details.as_ref(),
+        ),
     };
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
     r.headers_mut().insert(
@@ -503,6 +513,7 @@ async fn admit_ticket(
         own: &own,
         now,
         budget: budget.saturating_sub(started.elapsed()),
+        wildcards: active.chain.ticket_wildcards(),
     }
     .judge(&request)
     .await;

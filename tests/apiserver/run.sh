@@ -45,6 +45,16 @@ HELM_BIN=$("$root/tests/chart/build-helm.sh")
 export HELM_BIN
 "$HELM_BIN" version --short
 
+# The Kafka sink's tier test (audit_kafka_test.go) starts a real broker from Apache Kafka's jars,
+# installed once by tests/kafka/install.sh (cached under ~/.cache/warrant-kafka-<version>);
+# .ci/run has already set WARRANT_KAFKA_LIBS.
+echo "== Apache Kafka's jars (tests/kafka/install.sh)"
+if [ -z "${WARRANT_KAFKA_LIBS:-}" ]; then
+  WARRANT_KAFKA_LIBS="$(bash "$root/tests/kafka/install.sh")"
+fi
+export WARRANT_KAFKA_LIBS
+echo "kafka: $WARRANT_KAFKA_LIBS"
+
 echo "== warrant"
 profile="${WARRANT_PROFILE:-debug}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"

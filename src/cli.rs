@@ -12,6 +12,7 @@ mod exit_status;
 pub mod holds;
 pub(crate) mod leader_elect;
 pub(crate) mod object_input;
+pub mod recommend;
 pub mod replay;
 pub mod serve;
 pub mod test;
@@ -62,6 +63,10 @@ pub enum Command {
     /// Explain why deleting an object is refused: its labels, tickets, each ring's answer and
     /// the risk report (also `kubectl warrant why`).
     Why(why::WhyArgs),
+    /// Propose protection levels per namespace and per object from audit logs (what was
+    /// deleted and restored, what many principals write, what is never deleted) and the
+    /// cluster, with the evidence for each.
+    Recommend(recommend::RecommendArgs),
 }
 
 /// Runs a parsed command line.
@@ -77,5 +82,6 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Holds(args) => holds::run(args),
         Command::Confirm(args) => confirm::run(args),
         Command::Why(args) => why::run(args),
+        Command::Recommend(args) => recommend::run(args),
     }
 }

@@ -22,6 +22,7 @@ pub(crate) mod intern;
 pub mod inventory;
 mod labelled;
 pub mod labels;
+pub mod lookup;
 pub mod metrics;
 pub mod open;
 pub mod project;

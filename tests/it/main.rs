@@ -25,6 +25,7 @@ mod kafka;
 mod lifecycle;
 mod prometheus;
 mod properties;
+mod recommend;
 mod reference;
 mod reload;
 mod replay;

@@ -8,9 +8,9 @@
 
 use super::context::{annotation, chrono_time};
 use super::decide::{self, Deleting, Waiting};
-use super::kinds;
 use crate::cluster::target::resource_name;
 use crate::config::model::buffer::BufferSettings;
+use crate::config::model::guard::Kind;
 use chrono::{DateTime, SecondsFormat, Utc};
 use kube::api::{Api, DynamicObject, ListParams, ObjectMeta};
 use kube::discovery::{ApiResource, Scope};
@@ -122,14 +122,13 @@ pub async fn list(
 ) -> HeldList {
     let mut out = HeldList::default();
     for kind in &settings.resources {
-        let resource = match kinds::resolve(client, kind).await {
+        let (resource, namespaced) = match resolve(client, kind).await {
             Ok(r) => r,
             Err(e) => {
-                out.warnings.push(e.to_string());
+                out.warnings.push(e);
                 continue;
             }
         };
-        let namespaced = namespaced(client, &resource).await;
         let api: Api<DynamicObject> = match (namespace, namespaced) {
             (Some(ns), true) => Api::namespaced_with(client.clone(), ns, &resource),
             (Some(_), false) => continue,
@@ -157,17 +156,19 @@ pub async fn list(
     out
 }
 
-/// Whether the resource is namespaced (by discovery; Namespaces and other cluster-scoped kinds
-/// of the defaults are not).
-async fn namespaced(client: &kube::Client, resource: &ApiResource) -> bool {
-    match kube::discovery::group(client, &resource.group).await {
-        Ok(g) => g
-            .recommended_resources()
-            .iter()
-            .find(|(ar, _)| ar.plural == resource.plural)
-            .is_none_or(|(_, caps)| caps.scope == Scope::Namespaced),
-        Err(_) => resource.plural != "namespaces",
-    }
+/// The resource the API server serves for a configured kind (the group's preferred version),
+/// and whether it is namespaced (Namespaces, of the defaults, are not).
+async fn resolve(client: &kube::Client, kind: &Kind) -> Result<(ApiResource, bool), String> {
+    let fail = |why: String| format!("buffer resource {}/{}: {why}", kind.group, kind.resource);
+    let group = kube::discovery::group(client, &kind.group)
+        .await
+        .map_err(|e| fail(crate::cluster::api_error::describe(&e)))?;
+    group
+        .recommended_resources()
+        .into_iter()
+        .find(|(ar, _)| ar.plural == kind.resource)
+        .map(|(ar, caps)| (ar, caps.scope == Scope::Namespaced))
+        .ok_or_else(|| fail("not served by the API server".into()))
 }
 
 #[cfg(test)]

@@ -240,6 +240,14 @@ func TestDeletionTicketsApprovedUnderRBAC(t *testing.T) {
 	m = markLog(E.ring.audit)
 	_, err = requesterTickets.Create(ctx(t), newTicket("forged", tkApprover1, "tk-db", time.Now().Add(time.Hour), true), metav1.CreateOptions{})
 	refusedWith(t, m, err, "TICKET_REQUESTER_MISMATCH")
+	// A ticket naming its target with a wildcard is refused at create: the guard's profile
+	// leaves tickets.allowWildcardTargets false, so a ticket lists each object.
+	m = markLog(E.ring.audit)
+	_, err = requesterTickets.Create(ctx(t), newTicket("everything", tkRequester, "*", time.Now().Add(time.Hour), true), metav1.CreateOptions{})
+	refusedWith(t, m, err, "TICKET_WILDCARD_TARGET")
+	if !strings.Contains(err.Error(), `spec.targets[0].name is "*"`) {
+		t.Fatalf("the wildcard refusal does not say which target: %v", err)
+	}
 
 	if _, err := requesterTickets.Create(ctx(t), newTicket("drop-db", tkRequester, "tk-db", time.Now().Add(time.Hour), true), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create the ticket: %v", err)

@@ -27,6 +27,6 @@ pub enum BuildError {
         /// The guard.
         name: AuthorizerName,
         /// What failed.
-        source: webhook::BuildError,
+        source: crate::authorizer::deletion_guard::tickets::webhook::error::EndpointError,
     },
 }

@@ -193,6 +193,62 @@ fn ticket_rules_apply_once_in_order() {
     );
 }
 
+#[test]
+fn ticket_targets_with_wildcards_match_only_where_the_profile_allows_them() {
+    let target = Target {
+        verb: "delete",
+        namespace: "production",
+        group: "apps",
+        resource: "deployments",
+        name: "web",
+        user: "alice",
+        groups: &[],
+    };
+    let naming = |namespace: &str, name: &str| Ticket {
+        id: "T".into(),
+        status: Status::Approved,
+        approvers: vec!["a".into(), "b".into()],
+        expires: at("2027-01-01T00:00:00Z"),
+        scope: Scope::default(),
+        targets: vec![crate::tickets::TicketTarget {
+            group: "apps".into(),
+            resource: "deployments".into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }],
+        single_use: false,
+        used_for: None,
+    };
+    let need = |wildcard_targets| Requirement {
+        level: Level::Critical,
+        approvals: 2,
+        now: at(NOW),
+        object_uid: None,
+        wildcard_targets,
+    };
+    // (ticket's namespace and name, covers when forbidden, covers when allowed)
+    let rows = [
+        (("production", "web"), true, true),
+        (("production", "*"), false, true),
+        (("production", "we*"), false, true),
+        (("*", "web"), false, true),
+        (("production", "api"), false, false),
+        (("prod-*", "*"), false, false),
+    ];
+    for ((namespace, name), forbidden, allowed) in rows {
+        let t = naming(namespace, name);
+        for (wildcards, covers) in [(false, forbidden), (true, allowed)] {
+            let got = t.check(&need(wildcards), &target);
+            let want = if covers {
+                Ok("T")
+            } else {
+                Err(Rejection::OutOfScope)
+            };
+            assert_eq!(got, want, "{namespace}/{name} with wildcards {wildcards}");
+        }
+    }
+}
+
 /// A delete in `production` by `user` presenting `ticket` is judged `code` with `message`
 /// (before the risk suffix), naming `used` as its ticket.
 #[track_caller]

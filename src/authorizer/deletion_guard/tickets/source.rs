@@ -96,7 +96,7 @@ impl TicketSource {
     }
 
     /// Why a ticket webhook cannot be used, for a webhook source that cannot.
-    pub fn build_error(&self) -> Option<&crate::authorizer::webhook::BuildError> {
+    pub fn build_error(&self) -> Option<&super::webhook::error::EndpointError> {
         match self {
             Self::Webhook(w) => w.build_error(),
             Self::File(_) | Self::Cluster(_) => None,

@@ -29,12 +29,12 @@ use crate::authorizer::webhook::cache::VerdictKey;
 use crate::authorizer::webhook::client::{self, ClientError};
 use crate::authorizer::webhook::flight::{Flights, Role};
 use crate::authorizer::webhook::kubeconfig::{self, Credentials};
-use crate::authorizer::webhook::{BuildError, tls_provider};
+use crate::authorizer::webhook::tls_provider;
 use crate::config::model::guard::TicketWebhook;
 use bytes::Bytes;
 use cache::{TicketCache, Ttls};
 use contract::{Looked, TicketReview};
-use error::LookupError;
+use error::{EndpointError, LookupError};
 use metrics::TicketLookupMetrics;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -58,7 +58,7 @@ struct Endpoint {
 #[derive(Debug)]
 pub struct WebhookTickets {
     settings: TicketWebhook,
-    endpoint: Result<Endpoint, BuildError>,
+    endpoint: Result<Endpoint, EndpointError>,
     cache: TicketCache,
     flights: Flights<Outcome>,
     metrics: TicketLookupMetrics,
@@ -85,7 +85,7 @@ impl WebhookTickets {
     }
 
     /// Why the endpoint cannot be used, if it cannot.
-    pub fn build_error(&self) -> Option<&BuildError> {
+    pub fn build_error(&self) -> Option<&EndpointError> {
         self.endpoint.as_ref().err()
     }
 
@@ -185,9 +185,9 @@ impl WebhookTickets {
 }
 
 /// The endpoint of `settings`' kubeconfig.
-fn endpoint(settings: &TicketWebhook) -> Result<Endpoint, BuildError> {
+fn endpoint(settings: &TicketWebhook) -> Result<Endpoint, EndpointError> {
     let connection = kubeconfig::load(&settings.kubeconfig, &tls_provider())?;
-    let client_error = |source: ClientError| BuildError::Client {
+    let client_error = |source: ClientError| EndpointError::Client {
         kubeconfig: settings.kubeconfig.clone(),
         source,
     };

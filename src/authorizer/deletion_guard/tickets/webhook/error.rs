@@ -3,16 +3,35 @@
 //! never a ticket; it renders as one line, usable in a Deny reason and `evaluationError`.
 
 use super::contract::ContractError;
-use crate::authorizer::webhook::BuildError;
+use crate::authorizer::webhook::client::ClientError;
 use crate::authorizer::webhook::error::CallError;
+use crate::authorizer::webhook::kubeconfig::KubeconfigError;
+use std::path::PathBuf;
 use thiserror::Error;
+
+/// Why a ticket webhook's endpoint cannot be used (what the `Webhook` authorizer's build
+/// refuses too, from the same loader and client).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EndpointError {
+    /// Its kubeconfig cannot be used.
+    #[error(transparent)]
+    Kubeconfig(#[from] KubeconfigError),
+    /// The HTTP client for its connection could not be built.
+    #[error("kubeconfig {}: {source}", kubeconfig.display())]
+    Client {
+        /// The kubeconfig the connection came from.
+        kubeconfig: PathBuf,
+        /// The cause.
+        source: ClientError,
+    },
+}
 
 /// Why a lookup failed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum LookupError {
     /// The endpoint could not be set up (its kubeconfig, typically).
     #[error("the ticket webhook cannot be used: {0}")]
-    Unusable(#[source] BuildError),
+    Unusable(#[source] EndpointError),
     /// No answer within the webhook's `timeout`.
     #[error("the ticket webhook did not answer within {timeout_ms} ms")]
     Timeout {

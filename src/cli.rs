@@ -10,6 +10,7 @@ pub(crate) mod duration_flag;
 mod exit_status;
 pub(crate) mod leader_elect;
 pub(crate) mod object_input;
+pub(crate) mod pod_security_ranges;
 pub mod replay;
 pub mod serve;
 pub mod test;

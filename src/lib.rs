@@ -46,6 +46,7 @@ pub mod defense;
 pub mod file_watch;
 pub mod leader;
 pub mod names;
+pub mod namespace_ranges;
 pub mod object;
 pub mod pod_admission;
 pub mod pod_security;

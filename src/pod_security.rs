@@ -8,6 +8,7 @@
 //! ([`engine`]), with the JSONPatch of what it changed ([`patch`]). The `use` answers,
 //! the constraints and the namespaces come from the caller.
 
+pub mod allocation;
 pub mod constraint;
 pub mod containers;
 pub mod defaults;

@@ -5,17 +5,22 @@ pub(crate) mod audit_sinks;
 pub mod check;
 pub mod check_conditions;
 mod config_source;
+pub mod confirm;
 pub mod coverage;
 pub(crate) mod duration_flag;
 mod exit_status;
+pub mod holds;
 pub(crate) mod leader_elect;
 pub(crate) mod object_input;
 pub(crate) mod pod_security_ranges;
+pub mod recommend;
 pub mod replay;
 pub mod serve;
 pub mod test;
 pub mod ticket;
+pub mod user_cluster;
 pub mod validate;
+pub mod why;
 
 pub use config_source::{ConfigSource, DEFAULT_CONFIG_PATH};
 pub use exit_status::ExitStatus;
@@ -51,6 +56,18 @@ pub enum Command {
     /// List the objects that look critical (their deletion's risk, or a production-like name)
     /// but that no rule or protection label of the guard protects.
     Coverage(coverage::CoverageArgs),
+    /// List the deletions the buffer ring holds, with who asked and the time left (also
+    /// `kubectl warrant holds`).
+    Holds(holds::HoldsArgs),
+    /// Confirm a held deletion with a ticket, as yourself (also `kubectl warrant confirm`).
+    Confirm(confirm::ConfirmArgs),
+    /// Explain why deleting an object is refused: its labels, tickets, each ring's answer and
+    /// the risk report (also `kubectl warrant why`).
+    Why(why::WhyArgs),
+    /// Propose protection levels per namespace and per object from audit logs (what was
+    /// deleted and restored, what many principals write, what is never deleted) and the
+    /// cluster, with the evidence for each.
+    Recommend(recommend::RecommendArgs),
 }
 
 /// Runs a parsed command line.
@@ -63,5 +80,9 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Replay(args) => replay::run(args),
         Command::Ticket(args) => ticket::run(args),
         Command::Coverage(args) => coverage::run(args),
+        Command::Holds(args) => holds::run(args),
+        Command::Confirm(args) => confirm::run(args),
+        Command::Why(args) => why::run(args),
+        Command::Recommend(args) => recommend::run(args),
     }
 }

@@ -17,7 +17,12 @@
 //! ([`crate::telemetry::audit`]).
 //!
 //! [`coverage`] looks the other way: at what the rings do *not* protect (objects whose deletion
-//! the risk model scores high, or named like production, that no rule or label protects).
+//! the risk model scores high, or named like production, that no rule or label protects);
+//! [`recommend`] proposes the levels that history argues for (what was deleted and restored,
+//! what many principals write, what is never deleted), with the evidence for each.
+//!
+//! [`why`] explains a refusal to the person who got it: the chain's answer to their DELETE,
+//! with the guard's risk report, from what the cluster says now (`warrant why`).
 //!
 //! The validation ring's decision is an [`Admission`]: the chain's answer plus the
 //! [`FollowUp`]s the defense owes before the answer goes out (today: recording who asked for a
@@ -28,9 +33,12 @@
 
 pub mod admission;
 pub mod coverage;
+pub mod coverage_export;
 pub(crate) mod follow_up;
 pub mod metrics;
 mod perform;
+pub mod recommend;
+pub mod why;
 
 pub use admission::Admission;
 pub use follow_up::{FollowUp, OnFailure, RecordRequester};

@@ -7,12 +7,11 @@
 use super::ExitStatus;
 use crate::authorizer::deletion_guard::RiskLevel;
 use crate::cluster::{Cache, CacheOptions, Source};
-use crate::config::AuthorizerSpec;
 use crate::config::model::guard::GuardSpec;
 use crate::config::model::pattern::Pattern;
 use crate::defense::coverage::{self, Criteria, DEFAULT_CRITICAL_NAMES, Gap};
 use crate::object::ClusterView;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,7 +86,7 @@ fn timeout(v: &str) -> Result<Duration, super::duration_flag::DurationFlagError>
 
 /// Finds and prints the gaps.
 pub fn run(args: CoverageArgs) -> ExitStatus {
-    let spec = match guard_spec(&args) {
+    let spec = match guard_spec(&args.config, args.guard.as_deref()) {
         Ok(s) => s,
         Err(status) => return status,
     };
@@ -111,7 +110,12 @@ pub fn run(args: CoverageArgs) -> ExitStatus {
         }
     };
     let found = runtime.block_on(async {
-        let (inventory, view) = read_cluster(&args).await?;
+        let (inventory, view, _) = read_cluster(
+            args.cluster_state.as_deref(),
+            args.kubeconfig.as_deref(),
+            args.timeout,
+        )
+        .await?;
         coverage::gaps(&spec, inventory, view, chrono::Utc::now(), &criteria)
             .await
             .map_err(|e| e.to_string())
@@ -140,9 +144,10 @@ pub fn run(args: CoverageArgs) -> ExitStatus {
     }
 }
 
-/// The guard's settings from the chain file, printing what is wrong.
-fn guard_spec(args: &CoverageArgs) -> Result<GuardSpec, ExitStatus> {
-    let loaded = crate::config::load_file(&args.config).map_err(|errors| {
+/// The settings of the DeletionGuard `guard` (default: the first) of the chain file `config`,
+/// printing what is wrong.
+pub(super) fn guard_spec(config: &Path, guard: Option<&str>) -> Result<GuardSpec, ExitStatus> {
+    let loaded = crate::config::load_file(config).map_err(|errors| {
         for e in errors.iter() {
             eprintln!("{e}");
         }
@@ -150,62 +155,54 @@ fn guard_spec(args: &CoverageArgs) -> Result<GuardSpec, ExitStatus> {
     })?;
     let found = loaded
         .config
-        .authorizers
-        .iter()
-        .find_map(|a| match &a.spec {
-            AuthorizerSpec::DeletionGuard(g)
-                if args.guard.as_deref().is_none_or(|n| a.name.as_str() == n) =>
-            {
-                Some(GuardSpec::clone(g))
-            }
-            _ => None,
-        });
+        .deletion_guards()
+        .find(|(name, _)| guard.is_none_or(|n| name.as_str() == n))
+        .map(|(_, g)| g.clone());
     found.ok_or_else(|| {
-        match &args.guard {
-            Some(n) => eprintln!(
-                "error: {}: no DeletionGuard named {n}",
-                args.config.display()
-            ),
-            None => eprintln!("error: {}: no DeletionGuard", args.config.display()),
+        match guard {
+            Some(n) => eprintln!("error: {}: no DeletionGuard named {n}", config.display()),
+            None => eprintln!("error: {}: no DeletionGuard", config.display()),
         }
         ExitStatus::Usage
     })
 }
 
-/// The inventory and the view: from saved files, or from the cluster once every watch has
-/// listed (within `--timeout`).
-async fn read_cluster(
-    args: &CoverageArgs,
-) -> Result<
-    (
-        Vec<crate::cluster::inventory::Inventoried>,
-        Arc<dyn ClusterView>,
-    ),
-    String,
-> {
-    if let Some(dir) = &args.cluster_state {
+/// What [`read_cluster`] reads: the inventory, the view, and the client of a live cluster.
+pub(super) type ClusterRead = (
+    Vec<crate::cluster::inventory::Inventoried>,
+    Arc<dyn ClusterView>,
+    Option<kube::Client>,
+);
+
+/// The inventory and the view: from saved files (`cluster_state`), or from the cluster once
+/// every watch has listed (within `timeout`).
+pub(super) async fn read_cluster(
+    cluster_state: Option<&Path>,
+    kubeconfig: Option<&Path>,
+    timeout: Duration,
+) -> Result<ClusterRead, String> {
+    if let Some(dir) = cluster_state {
         let view = crate::cluster::FileView::load(dir)
             .map_err(|e| format!("--cluster-state {}: {e}", dir.display()))?;
         let inventory = view.index().inventory();
-        return Ok((inventory, Arc::new(view)));
+        return Ok((inventory, Arc::new(view), None));
     }
-    let source = Source::from_env(args.kubeconfig.as_deref())
-        .ok_or("no cluster: give --kubeconfig or --cluster-state")?;
+    let source =
+        Source::from_env(kubeconfig).ok_or("no cluster: give --kubeconfig or --cluster-state")?;
     let client = source.client().await.map_err(|e| e.to_string())?;
     let cache = Arc::new(Cache::new(CacheOptions::default()));
-    let _watches = crate::cluster::start(&cache, client);
-    let deadline = tokio::time::Instant::now() + args.timeout;
+    let _watches = crate::cluster::start(&cache, client.clone());
+    let deadline = tokio::time::Instant::now() + timeout;
     while let Err(e) = cache.ready() {
         if tokio::time::Instant::now() >= deadline {
             return Err(format!(
-                "the cluster was not listed within {:?}: {e}",
-                args.timeout
+                "the cluster was not listed within {timeout:?}: {e}"
             ));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let inventory = cache.read(|i| i.inventory()).map_err(|e| e.to_string())?;
-    Ok((inventory, cache))
+    Ok((inventory, cache, Some(client)))
 }
 
 /// The gaps as a table.

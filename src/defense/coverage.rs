@@ -53,6 +53,31 @@ pub struct Gap {
     pub reasons: Vec<String>,
 }
 
+/// The risk of deleting `object` by what it carries: the guard's score of a DELETE, without
+/// the weight every Namespace's deletion gets and without the reasons of factors weighted 0.
+pub(crate) async fn content_risk(
+    spec: &GuardSpec,
+    group: &str,
+    resource: &str,
+    object: &crate::object::Subject,
+    view: Arc<dyn ClusterView>,
+    now: DateTime<Utc>,
+) -> Result<rescore::DeletionRisk, GuardError> {
+    let mut risk = rescore::deletion_risk(spec, group, resource, object, view, now).await?;
+    if let Some(at) = risk
+        .reasons
+        .iter()
+        .position(|r| r.starts_with("namespace deletion"))
+    {
+        risk.reasons.remove(at);
+        risk.score = risk.score.saturating_sub(spec.weights.namespace_deletion);
+        risk.level = rescore::grade(spec, risk.score);
+    }
+    // A factor weighted 0 (`riskWeights`) is no reason.
+    risk.reasons.retain(|r| !r.ends_with(" +0"));
+    Ok(risk)
+}
+
 /// The gaps among `inventory`, scored at `now` against `view`, riskiest first. An object the
 /// view cannot score is an error (a partial list would read as coverage).
 pub async fn gaps(
@@ -74,22 +99,11 @@ pub async fn gaps(
         if pattern::any(&spec.excluded_namespaces, home) {
             continue;
         }
-        let mut risk = rescore::deletion_risk(spec, group, resource, o, view.clone(), now).await?;
+        let risk = content_risk(spec, group, resource, o, view.clone(), now).await?;
         if risk.protection.is_some() {
             continue;
         }
-        if let Some(at) = risk
-            .reasons
-            .iter()
-            .position(|r| r.starts_with("namespace deletion"))
-        {
-            risk.reasons.remove(at);
-            risk.score = risk.score.saturating_sub(spec.weights.namespace_deletion);
-            risk.level = rescore::grade(spec, risk.score);
-        }
         let mut reasons = risk.reasons;
-        // A factor weighted 0 (`riskWeights`) is no reason.
-        reasons.retain(|r| !r.ends_with(" +0"));
         let named = criteria.critical_names.iter().find(|p| {
             p.matches(o.name()) || (!o.namespace().is_empty() && p.matches(o.namespace()))
         });

@@ -21,6 +21,12 @@ use warrant::object::{ClusterView, Dependents, LabelValue, ObjectRef, Subject};
 
 pub(crate) struct Proc(Child);
 
+impl From<Child> for Proc {
+    fn from(child: Child) -> Self {
+        Self(child)
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -47,7 +53,7 @@ impl Drop for Logs<'_> {
     }
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -70,6 +76,16 @@ fn start(bin: &Path, args: &[String], log: &Path) -> Proc {
 
 /// etcd and kube-apiserver in `dir`; returns them and an admin kubeconfig.
 pub(crate) fn control_plane(bins: &Path, dir: &Path) -> (Proc, Proc, PathBuf) {
+    control_plane_with(bins, dir, &[])
+}
+
+/// [`control_plane`] with more kube-apiserver flags (an `--authorization-config` replaces the
+/// default `--authorization-mode=RBAC`).
+pub(crate) fn control_plane_with(
+    bins: &Path,
+    dir: &Path,
+    extra: &[String],
+) -> (Proc, Proc, PathBuf) {
     let (client, peer, api) = (free_port(), free_port(), free_port());
     let etcd_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
@@ -107,12 +123,20 @@ pub(crate) fn control_plane(bins: &Path, dir: &Path) -> (Proc, Proc, PathBuf) {
             format!("--service-account-key-file={}", sa_pub.display()),
             format!("--service-account-signing-key-file={}", sa_key.display()),
             "--service-cluster-ip-range=10.0.0.0/24".into(),
-            "--authorization-mode=RBAC".into(),
             "--disable-admission-plugins=ServiceAccount".into(),
             "--endpoint-reconciler-type=none".into(),
             "--enable-priority-and-fairness=false".into(),
             "--profiling=false".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(
+            (!extra
+                .iter()
+                .any(|a| a.starts_with("--authorization-config")))
+            .then(|| "--authorization-mode=RBAC".to_owned()),
+        )
+        .chain(extra.iter().cloned())
+        .collect::<Vec<String>>(),
         &dir.join("kube-apiserver.log"),
     );
     let kubeconfig = dir.join("kubeconfig");

@@ -12,6 +12,7 @@ mod exit_status;
 pub mod holds;
 pub(crate) mod leader_elect;
 pub(crate) mod object_input;
+pub(crate) mod pod_security_ranges;
 pub mod recommend;
 pub mod replay;
 pub mod serve;

@@ -27,7 +27,7 @@
 //! 6. [`buffer`]: the buffer ring's cool-down controller (finalizers, holds, notifications),
 //!    started by `serve`; [`defense`]: the deletion defense's map of every ring's code, the
 //!    validation ring's decision with its typed follow-ups, and the component that performs
-//!    them;
+//!    them; [`namespace_ranges`]: pod security's namespace range allocator, on the leader;
 //! 7. [`server`] (HTTPS, TLS, caller authentication; knows no rules) and [`cli`] (one file per
 //!    subcommand). `main.rs` only parses and dispatches.
 #![forbid(unsafe_code)]
@@ -46,6 +46,7 @@ pub mod defense;
 pub mod file_watch;
 pub mod leader;
 pub mod names;
+pub mod namespace_ranges;
 pub mod object;
 pub mod pod_admission;
 pub mod pod_security;

@@ -5,9 +5,11 @@
 //! order constraints are tried in ([`order`]), the strategies ([`strategy`]), a constraint made
 //! ready for a namespace ([`provider`]), OpenShift's field errors ([`field`]), who a pod is
 //! judged for ([`subjects`]), and the engine that tries constraints and admits or refuses
-//! ([`engine`]), with the JSONPatch of what it changed ([`patch`]). The `use` answers,
+//! ([`engine`]), with the JSONPatch of what it changed ([`patch`]), and the arithmetic of the
+//! namespace range allocator ([`allocation`]). The `use` answers,
 //! the constraints and the namespaces come from the caller.
 
+pub mod allocation;
 pub mod constraint;
 pub mod containers;
 pub mod defaults;

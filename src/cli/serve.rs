@@ -137,6 +137,9 @@ pub struct ServeArgs {
     /// watch failing): `Fail` refuses the pod, `Ignore` admits it with a warning.
     #[arg(long, default_value = "Fail", value_name = "POLICY", value_parser = ["Fail", "Ignore"])]
     pub pod_security_unavailable: String,
+    /// The namespace range allocator (`--pod-security-allocate-ranges`, `--pod-security-*-range`).
+    #[command(flatten)]
+    pub pod_security_ranges: Box<super::pod_security_ranges::RangeArgs>,
     /// Leader election (`--leader-elect*`).
     #[command(flatten)]
     pub leader: Box<super::leader_elect::LeaderElectArgs>,
@@ -157,6 +160,9 @@ pub(crate) enum ServeError {
     /// Leader election could not start.
     #[error(transparent)]
     Leader(#[from] LeaderElectError),
+    /// The namespace range allocator could not start.
+    #[error(transparent)]
+    PodSecurityRanges(#[from] super::pod_security_ranges::RangeStartError),
     /// A `--replay-on-reload` input cannot be read.
     #[error("--replay-on-reload {0}")]
     Replay(#[source] crate::replay::input::InputError),
@@ -239,6 +245,16 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let audit = open_audit(&args, &telemetry)?;
     let access_review = access_review(&cluster, &telemetry).await?;
     let pod_security = start_pod_security(&args, cluster.source.clone(), &access_review);
+    let ranges = args
+        .pod_security_ranges
+        .start(
+            &args.pod_security,
+            &args.leader.leader_elect_resource_namespace,
+            cluster.source.as_ref(),
+            telemetry.ranges.clone(),
+            &leadership,
+        )
+        .await?;
     let rings = Rings::start(
         &live,
         cluster,
@@ -282,6 +298,9 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             let _ = stop_tx.send(true);
         })
         .await;
+    if let Some(task) = ranges {
+        task.abort();
+    }
     stop(leadership, background, rings, audit).await;
     Ok(())
 }
@@ -345,6 +364,7 @@ struct Telemetry {
     coverage: CoverageExport,
     defense: DefenseMetrics,
     access: cluster::AccessReviewMetrics,
+    ranges: crate::namespace_ranges::RangeMetrics,
     certificate_expiry: CertificateExpiry,
 }
 
@@ -363,6 +383,8 @@ impl Telemetry {
         }
         let defense = DefenseMetrics::register(&mut registry);
         let access = cluster::AccessReviewMetrics::register(&mut registry);
+        let ranges = crate::namespace_ranges::RangeMetrics::default();
+        ranges.register(&mut registry);
         let certificate_expiry = CertificateExpiry::default();
         certificate_expiry.register(&mut registry);
         let sinks = SinkMetrics::register(&mut registry);
@@ -374,6 +396,7 @@ impl Telemetry {
             coverage,
             defense,
             access,
+            ranges,
             certificate_expiry,
         }
     }

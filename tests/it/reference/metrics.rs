@@ -29,6 +29,8 @@ fn registered() -> BTreeMap<String, String> {
     warrant::defense::coverage_export::CoverageExport::register(&mut registry);
     let access = warrant::cluster::AccessReviewMetrics::register(&mut registry);
     let sinks = warrant::telemetry::audit::remote::SinkMetrics::register(&mut registry);
+    let ranges = warrant::namespace_ranges::RangeMetrics::default();
+    ranges.register(&mut registry);
     let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);
     // Series for the families with labels, so that the encoding describes them too.
     defense.record_requester(warrant::defense::metrics::RequesterOutcome::Recorded);
@@ -36,6 +38,7 @@ fn registered() -> BTreeMap<String, String> {
     sinks
         .series("kafka")
         .dropped(warrant::telemetry::audit::remote::DropReason::QueueFull, 1);
+    ranges.failed(warrant::namespace_ranges::metrics::FailureReason::State);
     metrics.record_http(200);
     metrics.record_audit_dropped();
     metrics.record_reload_refusal("lockout");

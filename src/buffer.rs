@@ -20,14 +20,18 @@
 //! Files: `decide` (the policy, pure), `controller` (watch and applier), `reconcile` and
 //! `deletion` (acting on one object), `announce` (audit, Event, notification), `patch`,
 //! `snapshot`, `notify`, `kinds` (discovery), `retire` (a dropped block's finalizers), `holds` and `metrics`, `record`, `run`
-//! (leadership and configuration).
+//! (leadership and configuration). For the commands people run with their own credentials:
+//! `held` (the held deletions and what each waits for) and `confirm` (the confirmation
+//! annotation written as the person).
 
 mod announce;
+pub mod confirm;
 mod context;
 mod controller;
 pub mod decide;
 mod deletion;
 pub mod error;
+pub mod held;
 pub mod holds;
 mod kinds;
 pub mod metrics;

@@ -5,9 +5,11 @@ pub(crate) mod audit_sinks;
 pub mod check;
 pub mod check_conditions;
 mod config_source;
+pub mod confirm;
 pub mod coverage;
 pub(crate) mod duration_flag;
 mod exit_status;
+pub mod holds;
 pub(crate) mod leader_elect;
 pub(crate) mod object_input;
 pub mod recommend;
@@ -15,7 +17,9 @@ pub mod replay;
 pub mod serve;
 pub mod test;
 pub mod ticket;
+pub mod user_cluster;
 pub mod validate;
+pub mod why;
 
 pub use config_source::{ConfigSource, DEFAULT_CONFIG_PATH};
 pub use exit_status::ExitStatus;
@@ -55,6 +59,14 @@ pub enum Command {
     /// deleted and restored, what many principals write, what is never deleted) and the
     /// cluster, with the evidence for each.
     Recommend(recommend::RecommendArgs),
+    /// List the deletions the buffer ring holds, with who asked and the time left (also
+    /// `kubectl warrant holds`).
+    Holds(holds::HoldsArgs),
+    /// Confirm a held deletion with a ticket, as yourself (also `kubectl warrant confirm`).
+    Confirm(confirm::ConfirmArgs),
+    /// Explain why deleting an object is refused: its labels, tickets, each ring's answer and
+    /// the risk report (also `kubectl warrant why`).
+    Why(why::WhyArgs),
 }
 
 /// Runs a parsed command line.
@@ -68,5 +80,8 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Ticket(args) => ticket::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::Recommend(args) => recommend::run(args),
+        Command::Holds(args) => holds::run(args),
+        Command::Confirm(args) => confirm::run(args),
+        Command::Why(args) => why::run(args),
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod access_review;
 pub(crate) mod annotate;
+pub mod api_error;
 pub(crate) mod baselines;
 pub mod buckets;
 pub mod cache;
@@ -29,8 +30,10 @@ mod query;
 pub mod resource;
 pub mod status;
 pub mod store;
+pub mod target;
 pub mod tickets;
 pub mod watch;
+pub mod whoami;
 pub mod wire;
 
 #[cfg(test)]

@@ -21,6 +21,9 @@
 //! [`recommend`] proposes the levels that history argues for (what was deleted and restored,
 //! what many principals write, what is never deleted), with the evidence for each.
 //!
+//! [`why`] explains a refusal to the person who got it: the chain's answer to their DELETE,
+//! with the guard's risk report, from what the cluster says now (`warrant why`).
+//!
 //! The validation ring's decision is an [`Admission`]: the chain's answer plus the
 //! [`FollowUp`]s the defense owes before the answer goes out (today: recording who asked for a
 //! held deletion). The server only routes: it asks [`admission::decide`] for the decision and
@@ -30,10 +33,12 @@
 
 pub mod admission;
 pub mod coverage;
+pub mod coverage_export;
 pub(crate) mod follow_up;
 pub mod metrics;
 mod perform;
 pub mod recommend;
+pub mod why;
 
 pub use admission::Admission;
 pub use follow_up::{FollowUp, OnFailure, RecordRequester};

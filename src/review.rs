@@ -10,7 +10,11 @@
 //! Conditional authorization (KEP-5681, Kubernetes 1.38 alpha) adds `spec.authorizationOptions`,
 //! `status.conditionalDecision` (`conditional`) and the `AuthorizationConditionsReview` through
 //! which the API server asks for the conditions to be evaluated (`conditions_review`).
+//!
+//! Structured decision details (KEP-6001, not in any release yet) add
+//! `status.authorizationDetails` (`authorization_details`), sent only when asked for.
 
+mod authorization_details;
 mod conditional;
 mod conditional_limits;
 mod conditional_normalize;
@@ -26,6 +30,10 @@ mod request;
 mod response;
 mod version;
 
+pub use authorization_details::{
+    AUTHORIZER_KEY, AuthorizationDetails, CODE_KEY, CONFIG_REVISION_KEY, DECISION_ID_KEY,
+    DetailKey, MAX_AUTHORIZATION_DETAILS_BYTES, RULE_KEY, TRUNCATED_KEY, WARRANT_KEYS,
+};
 pub use conditional::{
     AuthorizationOptions, CEL_CONDITION_TYPE, CONDITIONAL_DECISION_TYPES, Condition,
     ConditionsAwareDecision, ConditionsMap, DecisionType, NamedDecision, Outcomes,
@@ -43,13 +51,15 @@ pub(crate) use conditions_review::{
 pub use decode::decode;
 pub use decoded::{Attributes, Review};
 pub use error::ReviewError;
-pub(crate) use json_object::refuse_array;
+pub(crate) use json_object::{object_only, refuse_array};
 pub(crate) use leading_kind::declares_kind;
 pub use request::{canonical_spec_json, encode_request};
-pub use response::{encode_conditional_response, encode_response};
+pub use response::{encode_conditional_response, encode_response, encode_response_with_details};
 pub use version::ApiVersion;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_conditional;
+#[cfg(test)]
+mod tests_details;

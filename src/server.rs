@@ -9,6 +9,7 @@ pub mod bootstrap;
 pub mod caller;
 mod connection;
 mod decoded;
+mod details;
 mod preface;
 mod rejection;
 pub(crate) mod routes;

@@ -21,7 +21,7 @@ pub use resource::{
     API_VERSION, DeletionTicket, GROUP, KIND, PLURAL, Phase, Signoff, TicketSpec, TicketStatus,
     TicketTarget, UsedFor, VERSION, api_resource, status_of,
 };
-pub use rules::{Change, Ruling, Writer};
+pub use rules::{Change, Ruling, Wildcards, Writer};
 
 #[cfg(test)]
 mod tests;

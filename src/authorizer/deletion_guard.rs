@@ -38,6 +38,7 @@ mod risk;
 mod scope;
 mod state;
 pub mod tickets;
+mod traffic;
 mod unusual;
 mod windows;
 
@@ -51,7 +52,8 @@ pub(crate) use cluster_buckets::{
 pub use error::GuardError;
 pub use pipeline::DeletionGuard;
 pub use scope::Target;
-pub use state::{GuardShared, GuardStates};
+pub use state::{GuardShared, GuardStates, Links};
+pub use traffic::{Fallback, LiveTrafficSource, Traffic, TrafficSource};
 
 #[cfg(test)]
 mod tests;

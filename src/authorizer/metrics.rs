@@ -145,6 +145,16 @@ pub(crate) struct UnusualLabels {
     pub action: &'static str,
 }
 
+/// The labels of the validation ring's live-traffic fallbacks.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct TrafficFallbackLabels {
+    /// The guard.
+    pub name: String,
+    /// Why the fixed estimate was used: `timeout`, `unreachable`, `status`, `decode`, `empty`,
+    /// `missing_label` or `client`.
+    pub reason: &'static str,
+}
+
 /// A label set naming one authorizer.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct NameLabels {
@@ -177,6 +187,8 @@ pub struct Families {
     pub(crate) guard_break_glass: FamilyOf<NameLabels, Counter>,
     /// `warrant_guard_unusual_deletions`.
     pub(crate) guard_unusual: FamilyOf<UnusualLabels, Counter>,
+    /// `warrant_guard_traffic_fallbacks`.
+    pub(crate) guard_traffic_fallbacks: FamilyOf<TrafficFallbackLabels, Counter>,
     /// `warrant_webhook_evaluations`.
     pub(crate) webhook_evaluations: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_duration_seconds`.
@@ -185,6 +197,10 @@ pub struct Families {
     pub(crate) webhook_fail_open: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_webhook_cache_requests`.
     pub(crate) webhook_cache: FamilyOf<WebhookLabels, Counter>,
+    /// `warrant_ticket_webhook_lookups`.
+    pub(crate) ticket_lookups: FamilyOf<WebhookLabels, Counter>,
+    /// `warrant_ticket_webhook_cache_requests`.
+    pub(crate) ticket_cache: FamilyOf<WebhookLabels, Counter>,
     /// `warrant_shadow_decisions`.
     pub(crate) shadow_decisions: FamilyOf<ShadowLabels, Counter>,
     /// `warrant_shadow_disagreements`.
@@ -204,10 +220,13 @@ impl Default for Families {
             guard_decisions: Family::default(),
             guard_break_glass: Family::default(),
             guard_unusual: Family::default(),
+            guard_traffic_fallbacks: Family::default(),
             webhook_evaluations: Family::default(),
             webhook_duration: Family::new_with_constructor(latency_histogram),
             webhook_fail_open: Family::default(),
             webhook_cache: Family::default(),
+            ticket_lookups: Family::default(),
+            ticket_cache: Family::default(),
             shadow_decisions: Family::default(),
             shadow_disagreements: Family::default(),
         }
@@ -265,6 +284,11 @@ impl Families {
             f.guard_unusual.clone(),
         );
         r.register(
+            "warrant_guard_traffic_fallbacks",
+            "Admission requests whose risk used the fixed traffic estimate because the live traffic source (Prometheus) could not answer, by guard and reason",
+            f.guard_traffic_fallbacks.clone(),
+        );
+        r.register(
             "warrant_shadow_decisions",
             "Would-be answers of authorizers and policy rules in shadow mode (mode: Observe), by authorizer, rule and what they would have answered",
             f.shadow_decisions.clone(),
@@ -301,6 +325,16 @@ impl Families {
             "warrant_webhook_cache_requests",
             "Downstream webhook verdict lookups, by result (hit, miss, coalesced, stale)",
             self.webhook_cache.clone(),
+        );
+        r.register(
+            "warrant_ticket_webhook_lookups",
+            "Calls to a guard's ticket webhook, by what it answered (approved, pending, rejected, expired, not_found) or why it did not (timeout, canceled, unreachable, http_error, malformed, unusable)",
+            self.ticket_lookups.clone(),
+        );
+        r.register(
+            "warrant_ticket_webhook_cache_requests",
+            "Lookups of presented tickets in a guard's ticket webhook, by how they were served (hit, miss, coalesced)",
+            self.ticket_cache.clone(),
         );
     }
 

@@ -131,7 +131,8 @@ impl WebhookStates {
     }
 }
 
-fn tls_provider() -> Arc<rustls::crypto::CryptoProvider> {
+/// The TLS provider of every downstream connection: rustls on ring.
+pub(crate) fn tls_provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 

@@ -8,7 +8,6 @@
 use super::ExitStatus;
 use crate::authorizer::deletion_guard::RiskLevel;
 use crate::cluster::{Cache, CacheOptions, Source};
-use crate::config::AuthorizerSpec;
 use crate::config::model::guard::GuardSpec;
 use crate::config::model::pattern::Pattern;
 use crate::defense::coverage::{self, Criteria, DEFAULT_CRITICAL_NAMES, Gap};
@@ -157,14 +156,9 @@ pub(super) fn guard_spec(config: &Path, guard: Option<&str>) -> Result<GuardSpec
     })?;
     let found = loaded
         .config
-        .authorizers
-        .iter()
-        .find_map(|a| match &a.spec {
-            AuthorizerSpec::DeletionGuard(g) if guard.is_none_or(|n| a.name.as_str() == n) => {
-                Some(GuardSpec::clone(g))
-            }
-            _ => None,
-        });
+        .deletion_guards()
+        .find(|(name, _)| guard.is_none_or(|n| name.as_str() == n))
+        .map(|(_, g)| g.clone());
     found.ok_or_else(|| {
         match guard {
             Some(n) => eprintln!("error: {}: no DeletionGuard named {n}", config.display()),

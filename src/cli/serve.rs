@@ -14,6 +14,7 @@ use crate::buffer::BufferMetrics;
 use crate::clock::SystemClock;
 use crate::cluster;
 use crate::config::ConfigErrors;
+use crate::defense::coverage_export::CoverageExport;
 use crate::defense::{DefenseMetrics, FollowUps};
 use crate::file_watch::WatchTiming;
 use crate::leader::LeaderMetrics;
@@ -81,6 +82,12 @@ pub struct ServeArgs {
         default_value = "warrant-system/warrant"
     )]
     pub(crate) warrant_service_account: Vec<String>,
+    /// Answer every SubjectAccessReview with `status.authorizationDetails` (the deciding
+    /// authorizer, code, rule, configuration revision and decision id; at most 1 KiB), for
+    /// kube-apiserver's audit events. The field is proposed (KEP-6001) and in no Kubernetes
+    /// release yet; API servers that do not know it ignore it.
+    #[arg(long)]
+    pub(crate) authorization_details: bool,
     /// Leave these keys of the user's `extra` out of audit records (repeatable, or
     /// comma-separated); a record that had any lists them under `extraRedacted`.
     #[arg(long, value_name = "KEY", num_args = 1.., value_delimiter = ',')]
@@ -98,6 +105,10 @@ pub struct ServeArgs {
     /// watching them (Go duration).
     #[arg(long, default_value = "60s", value_name = "DURATION")]
     pub(crate) file_check_interval: String,
+    /// With a cluster connection, how often the leader counts the unprotected critical objects
+    /// into `warrant_coverage_unprotected_objects` (Go duration).
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub(crate) coverage_interval: String,
     /// Most open connections; past it, new connections wait in the kernel's backlog.
     #[arg(long, default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
@@ -207,7 +218,11 @@ pub fn run(args: ServeArgs) -> ExitStatus {
 async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let times = Times::from_args(&args)?;
     let cluster = ClusterStart::resolve(&args).await?;
-    let telemetry = Telemetry::register(&cluster);
+    let ticket_feed = Arc::new(match &cluster.source {
+        Some(_) => TicketFeed::new(),
+        None => TicketFeed::unconnected(),
+    });
+    let telemetry = Telemetry::register(&cluster, &ticket_feed);
     // Leadership: the receiver the once-per-cluster controllers act on; the election releases
     // the Lease as soon as the stop signal (SIGTERM) arrives, while the server drains.
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -215,10 +230,6 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .leader
         .start(cluster.source.as_ref(), telemetry.leader.clone(), stop_rx)
         .await?;
-    let ticket_feed = Arc::new(match &cluster.source {
-        Some(_) => TicketFeed::new(),
-        None => TicketFeed::unconnected(),
-    });
     let live = live_chain(&args, &cluster, ticket_feed.clone()).await?;
     if let Some(source) = cluster.source.clone() {
         tokio::spawn(cluster::tickets::watch_when_wanted(ticket_feed, source));
@@ -228,7 +239,14 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let audit = open_audit(&args, &telemetry)?;
     let access_review = access_review(&cluster, &telemetry).await?;
     let pod_security = start_pod_security(&args, cluster.source.clone(), &access_review);
-    let rings = Rings::start(&live, cluster, &audit, &telemetry, &leadership);
+    let rings = Rings::start(
+        &live,
+        cluster,
+        &audit,
+        &telemetry,
+        &leadership,
+        times.coverage,
+    );
     let state = Arc::new(AppState {
         live: live.clone(),
         metrics: telemetry.metrics.clone(),
@@ -244,6 +262,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         body_budget: crate::server::body::BodyBudget::new(args.max_buffered_request_bytes as usize),
         access_review,
         pod_security: pod_security.as_ref().map(|(p, _)| p.clone()),
+        authorization_details: args.authorization_details,
     });
     let server = Server::bind(listener.options(&args, &times), listener.tls.clone(), state).await?;
     announce(&server, listener.generated.as_ref());
@@ -274,6 +293,7 @@ struct Times {
     grace: Duration,
     idle: Duration,
     watch: WatchTiming,
+    coverage: Duration,
 }
 
 impl Times {
@@ -284,6 +304,7 @@ impl Times {
             review: flag("review-timeout", &args.review_timeout)?,
             grace: flag("shutdown-grace-period", &args.shutdown_grace_period)?,
             idle: flag("idle-timeout", &args.idle_timeout)?,
+            coverage: flag("coverage-interval", &args.coverage_interval)?,
             watch: WatchTiming {
                 poll,
                 ..WatchTiming::default()
@@ -321,20 +342,24 @@ struct Telemetry {
     sinks: SinkMetrics,
     leader: LeaderMetrics,
     buffer: BufferMetrics,
+    coverage: CoverageExport,
     defense: DefenseMetrics,
     access: cluster::AccessReviewMetrics,
     certificate_expiry: CertificateExpiry,
 }
 
 impl Telemetry {
-    fn register(cluster: &ClusterStart) -> Self {
+    fn register(cluster: &ClusterStart, tickets: &TicketFeed) -> Self {
         let mut registry = Registry::default();
+        tickets.register(&mut registry);
         let leader = LeaderMetrics::default();
         leader.register(&mut registry);
         let buffer = BufferMetrics::default();
+        let mut coverage = CoverageExport::default();
         if let Some(cache) = &cluster.cache {
             cluster::metrics::register(cache, &mut registry);
             buffer.register(&mut registry);
+            coverage = CoverageExport::register(&mut registry);
         }
         let defense = DefenseMetrics::register(&mut registry);
         let access = cluster::AccessReviewMetrics::register(&mut registry);
@@ -346,6 +371,7 @@ impl Telemetry {
             sinks,
             leader,
             buffer,
+            coverage,
             defense,
             access,
             certificate_expiry,
@@ -516,6 +542,7 @@ struct Rings {
     annotator: Arc<cluster::Annotator>,
     cluster_task: JoinHandle<()>,
     buffer_task: Option<JoinHandle<()>>,
+    coverage_task: Option<JoinHandle<()>>,
 }
 
 impl Rings {
@@ -525,6 +552,7 @@ impl Rings {
         audit: &Arc<AuditSink>,
         telemetry: &Telemetry,
         leadership: &Leadership,
+        coverage_interval: Duration,
     ) -> Self {
         let needed = {
             let live = live.clone();
@@ -532,10 +560,18 @@ impl Rings {
         };
         let annotator = Arc::new(cluster::Annotator::new(cluster.source.clone()));
         let buffer_source = cluster.source.clone();
+        let mut coverage_task = None;
         let (view, cluster_task): (Arc<dyn ClusterView>, _) = match (cluster.source, cluster.cache)
         {
             (Some(source), Some(cache)) => {
                 let task = tokio::spawn(cluster::open_when_needed(cache.clone(), source, needed));
+                // The coverage series: counted by the leader from the same cache.
+                coverage_task = Some(tokio::spawn(telemetry.coverage.clone().run(
+                    live.clone(),
+                    cache.clone(),
+                    leadership.leading.clone(),
+                    coverage_interval,
+                )));
                 (cache, task)
             }
             _ => (
@@ -560,6 +596,7 @@ impl Rings {
             annotator,
             cluster_task,
             buffer_task,
+            coverage_task,
         }
     }
 }
@@ -648,6 +685,9 @@ async fn stop(leadership: Leadership, background: Background, rings: Rings, audi
     // The task holds the audit sink: let it go before the last drop flushes the sink.
     let _ = background.signals.await;
     rings.cluster_task.abort();
+    if let Some(task) = rings.coverage_task {
+        task.abort();
+    }
     if let Some(task) = rings.buffer_task {
         task.abort();
         // The task holds the audit sink too.

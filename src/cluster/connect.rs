@@ -1,7 +1,8 @@
 //! The cluster connection: a `kube::Client` from `--kubeconfig FILE`, or from the pod's
-//! service account when warrant runs in a cluster. TLS is rustls on ring (kube's `ring`
-//! feature); nothing here touches the network, so a client is built while the API server is
-//! still unreachable.
+//! service account when warrant runs in a cluster; and a user's own connection, for the
+//! commands people run (`--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`, with
+//! `--context`), as kubectl reads it. TLS is rustls on ring (kube's `ring` feature); nothing
+//! here touches the network, so a client is built while the API server is still unreachable.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,10 @@ pub enum ConnectError {
         /// The cause.
         source: kube::config::KubeconfigError,
     },
+    /// The user's default kubeconfig (`KUBECONFIG`, else `~/.kube/config`) is unreadable or
+    /// invalid, or has no such context.
+    #[error("kubeconfig (KUBECONFIG, else ~/.kube/config): {0}")]
+    DefaultKubeconfig(#[source] kube::config::KubeconfigError),
     /// The in-cluster service account configuration is incomplete.
     #[error("in-cluster configuration: {0}")]
     InCluster(#[source] kube::config::InClusterError),
@@ -61,17 +66,7 @@ impl Source {
     /// Reads the configuration (files only, no network).
     pub async fn config(&self) -> Result<kube::Config, ConnectError> {
         match self {
-            Source::Kubeconfig(path) => {
-                let err = |source| ConnectError::Kubeconfig {
-                    path: path.clone(),
-                    source,
-                };
-                let file = kube::config::Kubeconfig::read_from(path).map_err(err)?;
-                let options = kube::config::KubeConfigOptions::default();
-                kube::Config::from_custom_kubeconfig(file, &options)
-                    .await
-                    .map_err(err)
-            }
+            Source::Kubeconfig(path) => user_config(Some(path), None).await,
             Source::InCluster => kube::Config::incluster().map_err(ConnectError::InCluster),
         }
     }
@@ -80,6 +75,45 @@ impl Source {
     pub async fn client(&self) -> Result<kube::Client, ConnectError> {
         client(self.config().await?)
     }
+}
+
+/// A user's configuration as kubectl reads it: the kubeconfig file `kubeconfig` when given, else
+/// `KUBECONFIG` (its files merged), else `~/.kube/config`; the context `context` when given,
+/// else the file's current context. The namespace of the context is the configuration's
+/// `default_namespace`.
+pub async fn user_config(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<kube::Config, ConnectError> {
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    match kubeconfig {
+        Some(path) => {
+            let err = |source| ConnectError::Kubeconfig {
+                path: path.to_path_buf(),
+                source,
+            };
+            let file = kube::config::Kubeconfig::read_from(path).map_err(err)?;
+            kube::Config::from_custom_kubeconfig(file, &options)
+                .await
+                .map_err(err)
+        }
+        None => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(ConnectError::DefaultKubeconfig),
+    }
+}
+
+/// A user's client and the namespace of their context ([`user_config`]).
+pub async fn user_client(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<(kube::Client, String), ConnectError> {
+    let config = user_config(kubeconfig, context).await?;
+    let namespace = config.default_namespace.clone();
+    Ok((client(config)?, namespace))
 }
 
 /// A client from a configuration, TLS by rustls on ring.
@@ -131,5 +165,24 @@ mod tests {
             e.to_string().contains(&missing.display().to_string()),
             "{e}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_user_context_picks_its_namespace_and_an_unknown_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("kubeconfig");
+        std::fs::write(
+            &file,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n- name: shop\n  context:\n    cluster: c\n    user: u\n    namespace: shop\ncurrent-context: x\n",
+        )
+        .unwrap();
+        let (_, ns) = super::user_client(Some(&file), None).await.unwrap();
+        assert_eq!(ns, "default");
+        let (_, ns) = super::user_client(Some(&file), Some("shop")).await.unwrap();
+        assert_eq!(ns, "shop");
+        let Err(e) = super::user_client(Some(&file), Some("nope")).await else {
+            panic!("an unknown context gave a client");
+        };
+        assert!(e.to_string().contains("nope"), "{e}");
     }
 }

@@ -3,8 +3,9 @@
 //! marking a single-use ticket `Used` once the deletion it authorized is admitted.
 //!
 //! The watch lists, then follows changes, keeping the tickets by `<namespace>/<name>` and
-//! publishing the whole set after the list and after every change. Each object is decoded on
-//! its own: a ticket warrant cannot read is skipped and logged, and never breaks the rest. When the watch fails (the API
+//! publishing the whole set after the list and after every change ([`Seen`]). Each object is
+//! decoded on its own: a ticket warrant cannot read (or that names no targets) is skipped,
+//! logged and counted, and never breaks the rest. When the watch fails (the API
 //! server unreachable, the CRD missing, `list` forbidden), the feed turns unreadable at once,
 //! the error is logged, and a fresh watch lists again after a backoff (1 s doubling to 30 s):
 //! until it has, every guard that needs a ticket applies its failure policy.
@@ -20,6 +21,9 @@ use kube::runtime::watcher::{self, Event, watcher};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+
+#[cfg(test)]
+mod tests;
 
 /// The longest wait before a broken watch lists again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -53,35 +57,13 @@ pub async fn watch(feed: Arc<TicketFeed>, client: kube::Client) {
     let mut backoff = Duration::from_secs(1);
     loop {
         let mut stream = watcher(api.clone(), watcher::Config::default()).boxed();
-        let mut listing: HashMap<String, DeletionTicket> = HashMap::new();
-        let mut live: HashMap<String, DeletionTicket> = HashMap::new();
+        let mut seen = Seen::default();
         while let Some(event) = stream.next().await {
             match event {
-                Ok(Event::Init) => listing.clear(),
-                Ok(Event::InitApply(o)) => {
-                    if let Some((key, t)) = decode(o) {
-                        listing.insert(key, t);
+                Ok(event) => {
+                    if seen.apply(event, &feed) {
+                        backoff = Duration::from_secs(1);
                     }
-                }
-                Ok(Event::InitDone) => {
-                    live = std::mem::take(&mut listing);
-                    feed.publish(live.values());
-                    tracing::info!(tickets = live.len(), "DeletionTickets listed");
-                    backoff = Duration::from_secs(1);
-                }
-                Ok(Event::Apply(o)) => {
-                    let key = key_of(&o);
-                    match decode(o) {
-                        Some((key, t)) => drop(live.insert(key, t)),
-                        None => drop(key.map(|k| live.remove(&k))),
-                    }
-                    feed.publish(live.values());
-                }
-                Ok(Event::Delete(o)) => {
-                    if let Some(key) = key_of(&o) {
-                        live.remove(&key);
-                    }
-                    feed.publish(live.values());
                 }
                 Err(e) => {
                     let reason = format!("the watch of DeletionTickets failed: {e}");
@@ -96,6 +78,50 @@ pub async fn watch(feed: Arc<TicketFeed>, client: kube::Client) {
     }
 }
 
+/// The tickets one watch has seen: the list in progress and the live set.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    listing: HashMap<String, DeletionTicket>,
+    live: HashMap<String, DeletionTicket>,
+}
+
+impl Seen {
+    /// Applies one event of the watch to the set, publishing it into `feed` after the list and
+    /// after every change; an object that is not a ticket warrant can read is skipped (logged,
+    /// counted) and leaves the rest as they are. True when a list has completed.
+    pub(crate) fn apply(&mut self, event: Event<DynamicObject>, feed: &TicketFeed) -> bool {
+        match event {
+            Event::Init => self.listing.clear(),
+            Event::InitApply(o) => {
+                if let Some((key, t)) = decode(o, feed) {
+                    self.listing.insert(key, t);
+                }
+            }
+            Event::InitDone => {
+                self.live = std::mem::take(&mut self.listing);
+                feed.publish(self.live.values());
+                tracing::info!(tickets = self.live.len(), "DeletionTickets listed");
+                return true;
+            }
+            Event::Apply(o) => {
+                let key = key_of(&o);
+                match decode(o, feed) {
+                    Some((key, t)) => drop(self.live.insert(key, t)),
+                    None => drop(key.map(|k| self.live.remove(&k))),
+                }
+                feed.publish(self.live.values());
+            }
+            Event::Delete(o) => {
+                if let Some(key) = key_of(&o) {
+                    self.live.remove(&key);
+                }
+                feed.publish(self.live.values());
+            }
+        }
+        false
+    }
+}
+
 fn key_of(o: &DynamicObject) -> Option<String> {
     Some(format!(
         "{}/{}",
@@ -104,17 +130,23 @@ fn key_of(o: &DynamicObject) -> Option<String> {
     ))
 }
 
-/// One watched object as a ticket, or `None` (logged) when it does not decode.
-fn decode(o: DynamicObject) -> Option<(String, DeletionTicket)> {
-    let key = key_of(&o)?;
+/// One watched object as a ticket, or `None` (logged, counted in `feed`) when it does not
+/// decode or names no targets (it would cover whatever its requester deletes).
+fn decode(o: DynamicObject, feed: &TicketFeed) -> Option<(String, DeletionTicket)> {
+    let Some(key) = key_of(&o) else {
+        tracing::warn!("DeletionTicket skipped: it has no namespace or name");
+        feed.skip();
+        return None;
+    };
     let decoded = serde_json::to_value(&o).and_then(serde_json::from_value::<DeletionTicket>);
-    match decoded {
-        Ok(t) => Some((key, t)),
-        Err(e) => {
-            tracing::warn!(ticket = %key, error = %e, "DeletionTicket skipped: warrant cannot read it");
-            None
-        }
-    }
+    let why = match decoded {
+        Ok(t) if !t.spec.targets.is_empty() => return Some((key, t)),
+        Ok(_) => "it names no targets".to_owned(),
+        Err(e) => e.to_string(),
+    };
+    tracing::warn!(ticket = %key, error = %why, "DeletionTicket skipped: warrant cannot read it");
+    feed.skip();
+    None
 }
 
 /// Why a ticket was not marked Used.

@@ -9,6 +9,7 @@ mod level;
 mod mode;
 pub mod pattern;
 mod scope;
+pub mod traffic;
 pub mod unusual;
 pub mod window;
 
@@ -32,6 +33,16 @@ pub struct Config {
     /// What validation found likely unintended in a valid file (printed by `warrant validate`,
     /// logged when served).
     pub warnings: Vec<super::error::ConfigWarning>,
+}
+
+impl Config {
+    /// The `DeletionGuard` entries, in file order, with their names.
+    pub fn deletion_guards(&self) -> impl Iterator<Item = (&AuthorizerName, &GuardSpec)> {
+        self.authorizers.iter().filter_map(|a| match &a.spec {
+            AuthorizerSpec::DeletionGuard(g) => Some((&a.name, g.as_ref())),
+            _ => None,
+        })
+    }
 }
 
 /// One validated authorizer entry.

@@ -6,6 +6,7 @@
 pub mod buffer;
 pub mod guard;
 mod kind;
+pub mod traffic;
 pub mod unusual;
 
 use serde::Deserialize;

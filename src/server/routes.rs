@@ -57,6 +57,9 @@ pub struct AppState {
     pub access_review: Arc<dyn crate::object::AccessReview>,
     /// Pod security admission (`POST /mutate`, and pods on `POST /admit`), when enabled.
     pub pod_security: Option<Arc<crate::pod_admission::PodSecurity>>,
+    /// Whether answers carry `status.authorizationDetails` (`--authorization-details`; see
+    /// [`super::details`]).
+    pub authorization_details: bool,
 }
 
 /// What the connection knows about its peer.
@@ -306,9 +309,16 @@ async fn authorize(
             Some(&active.source.hash),
         ));
     }
+    let details = state
+        .authorization_details
+        .then(|| super::details::of_answer(&input, &answer, &active.source.hash));
     let bytes = match &answer.conditional {
-        Some(decision) => review::encode_conditional_response(decision),
-        None => review::encode_response(input.review.version(), &answer.status()),
+        Some(decision) => review::encode_conditional_response(decision, details.as_ref()),
+        None => review::encode_response_with_details(
+            input.review.version(),
+            &answer.status(),
+            details.as_ref(),
+        ),
     };
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
     r.headers_mut().insert(
@@ -397,7 +407,7 @@ async fn admit(
     let started = Instant::now();
     if crate::tickets::is_ticket_request(&request) {
         let response = admit_ticket(state, &active, request, budget, started).await;
-        return Ok(json_response(response.encode()));
+        return Ok(admission_json(&response));
     }
     let Mapped {
         uid,
@@ -418,7 +428,22 @@ async fn admit(
     let elapsed = started.elapsed();
     admit::log_failures(&uid, &answer);
     let response = admit::respond(uid, &answer);
-    let resource = input
+    let resource = resource_label(&input);
+    let outcome = AdmissionOutcome {
+        input: &input,
+        answer: &answer,
+        response: &response,
+        operation,
+        dry_run,
+        elapsed,
+    };
+    record_admission_outcome(state, &active, &resource, outcome);
+    Ok(admission_json(&response))
+}
+
+/// The resource of a mapped review as admission metrics name it (`deployments.apps`, `pods`).
+fn resource_label(input: &Input) -> String {
+    input
         .review
         .spec()
         .resource_attributes
@@ -427,10 +452,38 @@ async fn admit(
             "" => ra.resource.clone().unwrap_or_default(),
             group => format!("{}.{group}", ra.resource.as_deref().unwrap_or("")),
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// One answered admission request of the validation ring, as it is counted and audited.
+struct AdmissionOutcome<'a> {
+    input: &'a Input,
+    answer: &'a crate::authorizer::Answer,
+    response: &'a admission::AdmissionResponse,
+    operation: admission::AdmissionOperation,
+    dry_run: bool,
+    elapsed: Duration,
+}
+
+/// Counts an admission answer in the metrics and writes its audit record (when auditing is on),
+/// stamped with the revision of the chain that decided it.
+fn record_admission_outcome(
+    state: &AppState,
+    active: &Active,
+    resource: &str,
+    outcome: AdmissionOutcome<'_>,
+) {
+    let AdmissionOutcome {
+        input,
+        answer,
+        response,
+        operation,
+        dry_run,
+        elapsed,
+    } = outcome;
     state
         .metrics
-        .record_admission(operation.as_str(), &resource, response.allowed, elapsed);
+        .record_admission(operation.as_str(), resource, response.allowed, elapsed);
     if state.audit.is_enabled() {
         let audit = AdmissionAudit {
             uid: &response.uid,
@@ -438,11 +491,10 @@ async fn admit(
             dry_run,
         };
         let hash = Some(active.source.hash.as_str());
-        state.audit.write(&AuditRecord::admission(
-            &input, &answer, elapsed, hash, audit,
-        ));
+        state
+            .audit
+            .write(&AuditRecord::admission(input, answer, elapsed, hash, audit));
     }
-    Ok(json_response(response.encode()))
 }
 
 /// A `DeletionTicket` write through `/admit` ([`super::tickets`]): judged, answered, counted
@@ -461,6 +513,7 @@ async fn admit_ticket(
         own: &own,
         now,
         budget: budget.saturating_sub(started.elapsed()),
+        wildcards: active.chain.ticket_wildcards(),
     }
     .judge(&request)
     .await;
@@ -471,33 +524,17 @@ async fn admit_ticket(
     let answer = super::tickets::answer(&judgement, &place);
     let response = super::tickets::respond(uid, &judgement, &answer);
     let resource = format!("{}.{}", crate::tickets::PLURAL, crate::tickets::GROUP);
-    state
-        .metrics
-        .record_admission(operation.as_str(), &resource, response.allowed, elapsed);
-    if state.audit.is_enabled() {
-        let mapped = admission::map(request, state.cluster.clone());
-        let input = Input::new(mapped.review, now);
-        let audit = AdmissionAudit {
-            uid: &response.uid,
-            operation: operation.as_str(),
-            dry_run,
-        };
-        let hash = Some(active.source.hash.as_str());
-        state.audit.write(&AuditRecord::admission(
-            &input, &answer, elapsed, hash, audit,
-        ));
-    }
+    let input = Input::new(admission::map(request, state.cluster.clone()).review, now);
+    let outcome = AdmissionOutcome {
+        input: &input,
+        answer: &answer,
+        response: &response,
+        operation,
+        dry_run,
+        elapsed,
+    };
+    record_admission_outcome(state, active, &resource, outcome);
     response
-}
-
-/// A 200 response carrying JSON.
-fn json_response(bytes: Vec<u8>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(bytes)));
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    r
 }
 
 /// `POST /mutate`: a pod `AdmissionReview` through pod security's mutating side; anything else

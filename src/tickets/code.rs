@@ -32,6 +32,9 @@ pub enum TicketCode {
     TicketApproverUnverified,
     /// A phase change that no rule allows.
     TicketPhaseTransition,
+    /// A ticket created without targets, or naming targets with wildcards where the guards'
+    /// profile forbids them.
+    TicketWildcardTarget,
 }
 
 impl TicketCode {
@@ -51,6 +54,7 @@ impl TicketCode {
             TicketCode::TicketApproverNotAuthorized => "TICKET_APPROVER_NOT_AUTHORIZED",
             TicketCode::TicketApproverUnverified => "TICKET_APPROVER_UNVERIFIED",
             TicketCode::TicketPhaseTransition => "TICKET_PHASE_TRANSITION",
+            TicketCode::TicketWildcardTarget => "TICKET_WILDCARD_TARGET",
         }
     }
 

@@ -6,7 +6,7 @@
 
 use super::code::{Refusal, TicketCode};
 use super::resource::{DeletionTicket, GROUP, PLURAL};
-use super::rules::{self, Change, Ruling, Writer};
+use super::rules::{self, Change, Ruling, Wildcards, Writer};
 use crate::admission::{AdmissionOperation, AdmissionRequest};
 use crate::object::{AccessAnswer, AccessQuestion, AccessReview, Subject};
 use chrono::{DateTime, Utc};
@@ -29,6 +29,8 @@ pub struct TicketJudge<'a> {
     pub now: DateTime<Utc>,
     /// How long the cluster may take to answer.
     pub budget: Duration,
+    /// Whether targets may name objects with `*` (the guards' `tickets.allowWildcardTargets`).
+    pub wildcards: Wildcards,
 }
 
 /// The outcome of one ticket write: the change admitted, or the refusal.
@@ -48,6 +50,7 @@ impl TicketJudge<'_> {
                 &ticket("object", request.object.as_ref())?,
                 writer,
                 self.now,
+                self.wildcards,
             )?,
             AdmissionOperation::Update => {
                 let old = ticket("oldObject", request.old_object.as_ref())?;

@@ -77,11 +77,23 @@ pub enum Ruling {
     IfApprover(Change),
 }
 
-/// A CREATE: the creator is the requester, and the ticket is not born expired.
+/// Whether a ticket's targets may name objects with `*` (the guards' profile,
+/// `tickets.allowWildcardTargets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wildcards {
+    /// `*` in a target's name or namespace is refused at create (the default).
+    Forbidden,
+    /// `*` in a target's name or namespace is a pattern.
+    Allowed,
+}
+
+/// A CREATE: the creator is the requester, the ticket is not born expired, and its targets
+/// name objects (see [`targets`]).
 pub fn create(
     ticket: &DeletionTicket,
     writer: Writer<'_>,
     now: DateTime<Utc>,
+    wildcards: Wildcards,
 ) -> Result<Ruling, Refusal> {
     let spec = &ticket.spec;
     if spec.requested_by != writer.user {
@@ -99,7 +111,40 @@ pub fn create(
             format!("spec.expiresAt {} has passed", spec.expires_at.to_rfc3339()),
         ));
     }
+    targets(ticket, wildcards)?;
     Ok(Ruling::Admit(Change::Created))
+}
+
+/// The targets of a ticket name what they cover: at least one target (an empty list would
+/// cover everything the requester deletes), never `*` in a group or resource, and `*` in a
+/// name or namespace only where the profile allows it.
+pub fn targets(ticket: &DeletionTicket, wildcards: Wildcards) -> Result<(), Refusal> {
+    let refused = |message: String| Err(Refusal::new(TicketCode::TicketWildcardTarget, message));
+    if ticket.spec.targets.is_empty() {
+        return refused(
+            "spec.targets is empty: a ticket names the objects it covers, one target each".into(),
+        );
+    }
+    for (i, t) in ticket.spec.targets.iter().enumerate() {
+        for (field, value) in [("group", &t.group), ("resource", &t.resource)] {
+            if value.contains('*') {
+                return refused(format!(
+                    "spec.targets[{i}].{field} is {value:?}: a ticket covers one kind per target, never a wildcard"
+                ));
+            }
+        }
+        if wildcards == Wildcards::Allowed {
+            continue;
+        }
+        for (field, value) in [("namespace", &t.namespace), ("name", &t.name)] {
+            if value.contains('*') || (field == "name" && value.is_empty()) {
+                return refused(format!(
+                    "spec.targets[{i}].{field} is {value:?}: this cluster's tickets name each object exactly (tickets.allowWildcardTargets is false); list the objects one by one"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An UPDATE of the ticket itself: `spec` is as it was.

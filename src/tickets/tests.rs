@@ -4,7 +4,7 @@
 use super::code::TicketCode;
 use super::judge::TicketJudge;
 use super::resource::{DeletionTicket, Phase, Signoff, TicketStatus};
-use super::rules::{self, Change, Ruling, Writer};
+use super::rules::{self, Change, Ruling, Wildcards, Writer};
 use crate::admission::decode;
 use crate::object::{AccessAnswer, AccessFuture, AccessQuestion, AccessReview, AccessReviewError};
 use chrono::{DateTime, TimeZone, Utc};
@@ -84,16 +84,103 @@ fn a_ticket_reads_and_writes_as_the_crd_spells_it() {
 fn a_ticket_names_its_creator_and_is_not_born_expired() {
     let t = ticket(json!({}));
     assert_eq!(
-        rules::create(&t, writer("requester"), at(10)),
+        rules::create(&t, writer("requester"), at(10), Wildcards::Forbidden),
         Ok(Ruling::Admit(Change::Created))
     );
     refused(
-        rules::create(&t, writer("mallory"), at(10)),
+        rules::create(&t, writer("mallory"), at(10), Wildcards::Forbidden),
         TicketCode::TicketRequesterMismatch,
     );
     refused(
-        rules::create(&t, writer("requester"), at(12)),
+        rules::create(&t, writer("requester"), at(12), Wildcards::Forbidden),
         TicketCode::TicketExpiresInPast,
+    );
+}
+
+/// A ticket whose targets are `targets`.
+fn targeting(targets: Value) -> DeletionTicket {
+    let mut v = ticket_json(json!({}));
+    v["spec"]["targets"] = targets;
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn wildcard_targets_are_refused_at_create_unless_the_profile_allows_them() {
+    let sts = |namespace: &str, name: &str| json!([{"group": "apps", "resource": "statefulsets", "namespace": namespace, "name": name}]);
+    // (row, targets, refused when forbidden, refused when allowed, what the message says)
+    let rows = [
+        ("exact", sts("shop", "db"), false, false, ""),
+        (
+            "name *",
+            sts("shop", "*"),
+            true,
+            false,
+            "spec.targets[0].name is \"*\"",
+        ),
+        (
+            "name pattern",
+            sts("shop", "db-*"),
+            true,
+            false,
+            "spec.targets[0].name is \"db-*\"",
+        ),
+        (
+            "namespace *",
+            sts("*", "db"),
+            true,
+            false,
+            "spec.targets[0].namespace is \"*\"",
+        ),
+        ("no targets", json!([]), true, true, "spec.targets is empty"),
+        (
+            "resource *",
+            json!([{"group": "apps", "resource": "*", "namespace": "shop", "name": "db"}]),
+            true,
+            true,
+            "spec.targets[0].resource is \"*\"",
+        ),
+        (
+            "group *",
+            json!([{"group": "*", "resource": "statefulsets", "namespace": "shop", "name": "db"}]),
+            true,
+            true,
+            "spec.targets[0].group is \"*\"",
+        ),
+        (
+            "second target",
+            json!([{"resource": "pods", "namespace": "shop", "name": "a"}, {"resource": "pods", "namespace": "shop", "name": "*"}]),
+            true,
+            false,
+            "spec.targets[1].name",
+        ),
+    ];
+    for (row, targets, forbidden, allowed, says) in rows {
+        let t = targeting(targets);
+        for (wildcards, refuse) in [
+            (Wildcards::Forbidden, forbidden),
+            (Wildcards::Allowed, allowed),
+        ] {
+            let got = rules::create(&t, writer("requester"), at(10), wildcards);
+            match (got, refuse) {
+                (Ok(r), false) => assert_eq!(r, Ruling::Admit(Change::Created), "{row}"),
+                (Err(r), true) => {
+                    assert_eq!(r.code, TicketCode::TicketWildcardTarget, "{row}");
+                    assert!(r.message.contains(says), "{row}: {}", r.message);
+                }
+                (got, _) => panic!("{row} with {wildcards:?}: {got:?}"),
+            }
+        }
+    }
+    let refusal = rules::create(
+        &targeting(sts("shop", "*")),
+        writer("requester"),
+        at(10),
+        Wildcards::Forbidden,
+    )
+    .unwrap_err();
+    assert_eq!(
+        refusal.to_string(),
+        "spec.targets[0].name is \"*\": this cluster's tickets name each object exactly (tickets.allowWildcardTargets is false); list the objects one by one [TICKET_WILDCARD_TARGET]"
     );
 }
 
@@ -457,6 +544,7 @@ async fn judge(access: &Scripted, body: &[u8], hour: u32) -> super::Judgement {
         own: &own,
         now: at(hour),
         budget: Duration::from_millis(200),
+        wildcards: Wildcards::Forbidden,
     }
     .judge(&request)
     .await

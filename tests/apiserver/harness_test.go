@@ -1,8 +1,9 @@
 // Package apiserver runs a real etcd, two real kube-apiservers and a real `warrant serve` as
 // processes on loopback, in a temp dir, and drives them with client-go and kubectl.
 //
-// Inputs (environment): WARRANT_BIN (the warrant binary built from this tree), KUBE_BIN_DIR (the
-// directory holding kube-apiserver, etcd and kubectl, from build-tools.sh).
+// Inputs (environment): WARRANT_BIN (the warrant binary built from this tree), KUBECTL_WARRANT_BIN
+// (the kubectl plugin built from this tree; only the plugin's scenario needs it), KUBE_BIN_DIR
+// (the directory holding kube-apiserver, etcd and kubectl, from build-tools.sh).
 //
 // kube-apiserver "shipped" gets authz-config/apiserver-authorization-config.yaml with only the
 // kubeconfig path substituted; kube-apiserver "scenarios" gets
@@ -251,6 +252,7 @@ type env struct {
 	scenarios   *apiserver
 
 	warrantBuild string // WARRANT_BIN as given (warrantBin is the tier's private copy)
+	pluginBin    string // KUBECTL_WARRANT_BIN, copied as kubectl-warrant ("" when not given)
 
 	ring ring // the validation ring: warrant-admission, its webhook, the audit logs
 
@@ -310,6 +312,14 @@ func run(m *testing.M) (int, error) {
 	E.warrantBuild = E.warrantBin
 	if E.warrantBin, err = copyExecutable(E.warrantBin, filepath.Join(dir, "warrant-bin")); err != nil {
 		return 0, err
+	}
+	if p := os.Getenv("KUBECTL_WARRANT_BIN"); p != "" {
+		if err := os.MkdirAll(filepath.Join(dir, "plugin-bin"), 0o755); err != nil {
+			return 0, err
+		}
+		if E.pluginBin, err = copyExecutable(p, filepath.Join(dir, "plugin-bin", "kubectl-warrant")); err != nil {
+			return 0, err
+		}
 	}
 	defer func() {
 		// warrant-admission first: its watches would hold kube-apiserver's graceful shutdown

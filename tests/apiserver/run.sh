@@ -45,21 +45,33 @@ HELM_BIN=$("$root/tests/chart/build-helm.sh")
 export HELM_BIN
 "$HELM_BIN" version --short
 
+# The Kafka sink's tier test (audit_kafka_test.go) starts a real broker from Apache Kafka's jars,
+# installed once by tests/kafka/install.sh (cached under ~/.cache/warrant-kafka-<version>);
+# .ci/run has already set WARRANT_KAFKA_LIBS.
+echo "== Apache Kafka's jars (tests/kafka/install.sh)"
+if [ -z "${WARRANT_KAFKA_LIBS:-}" ]; then
+  WARRANT_KAFKA_LIBS="$(bash "$root/tests/kafka/install.sh")"
+fi
+export WARRANT_KAFKA_LIBS
+echo "kafka: $WARRANT_KAFKA_LIBS"
+
 echo "== warrant"
 profile="${WARRANT_PROFILE:-debug}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
 if [ "$profile" = release ]; then
-  (cd "$root" && cargo build --locked --release --bin warrant)
+  (cd "$root" && cargo build --locked --release --bin warrant --bin kubectl-warrant)
 else
-  (cd "$root" && cargo build --locked --bin warrant)
+  (cd "$root" && cargo build --locked --bin warrant --bin kubectl-warrant)
 fi
 # A copy taken right after the build: other worktrees share CARGO_TARGET_DIR and may replace the
 # binary before (or while) the tier runs.
 bin_dir="$(mktemp -d)"
 trap 'rm -rf "$bin_dir"' EXIT
 cp "$CARGO_TARGET_DIR/$profile/warrant" "$bin_dir/warrant"
+cp "$CARGO_TARGET_DIR/$profile/kubectl-warrant" "$bin_dir/kubectl-warrant"
 export WARRANT_BIN="$bin_dir/warrant"
-echo "warrant: $CARGO_TARGET_DIR/$profile/warrant ($profile), copied to $WARRANT_BIN"
+export KUBECTL_WARRANT_BIN="$bin_dir/kubectl-warrant"
+echo "warrant: $CARGO_TARGET_DIR/$profile/warrant ($profile), copied to $WARRANT_BIN (and kubectl-warrant beside it)"
 
 echo "== go test (tests/apiserver)"
 cd "$here"

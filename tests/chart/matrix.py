@@ -114,6 +114,69 @@ for cm, mon, hpa in itertools.product([False, True], repeat=3):
           all("warrant-system" in [v for e in h["namespaceSelector"]["matchExpressions"] for v in e.get("values", [])]
               for h in hooks))
 
+# The remote audit sinks: values onto flags, Secrets and spools onto mounts.
+sinks = ["tls.caBundle=Q0E=", "auditSinks.kafka.enabled=true", "auditSinks.kafka.brokers={k1:9093,k2:9093}",
+         "auditSinks.kafka.topic=audit", "auditSinks.kafka.tls.enabled=true", "auditSinks.kafka.tls.secret=kafka-tls",
+         "auditSinks.kafka.tls.clientCertificate=true", "auditSinks.kafka.sasl.mechanism=SCRAM-SHA-512",
+         "auditSinks.kafka.sasl.username=warrant", "auditSinks.kafka.sasl.passwordSecret=kafka-password",
+         "auditSinks.kafka.whenFull=Block", "auditSinks.kafka.spool.enabled=true",
+         "auditSinks.kafka.spool.maxBytes=104857600",
+         "auditSinks.webhook.enabled=true", "auditSinks.webhook.url=https://siem.example.com/in",
+         "auditSinks.webhook.tls.secret=siem-ca", "auditSinks.webhook.format=eventlist",
+         "auditSinks.webhook.spool.enabled=true",
+         "auditSinks.webhook.spool.volume.persistentVolumeClaim.claimName=siem-spool"]
+lint = subprocess.run([helm, "lint", chart, "--strict"] + sum((["--set", s] for s in sinks), []),
+                      capture_output=True, text=True)
+check("helm lint --strict (both audit sinks)", lint.returncode == 0, lint.stdout + lint.stderr)
+pod = [d for d in render(sinks) if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+c = pod["containers"][0]
+want = ["--audit-kafka-brokers=k1:9093,k2:9093", "--audit-kafka-topic=audit",
+        "--audit-kafka-tls-ca-file=/etc/warrant/audit-kafka/tls/ca.crt",
+        "--audit-kafka-tls-cert-file=/etc/warrant/audit-kafka/tls/tls.crt",
+        "--audit-kafka-tls-key-file=/etc/warrant/audit-kafka/tls/tls.key",
+        "--audit-kafka-sasl-mechanism=SCRAM-SHA-512", "--audit-kafka-sasl-username=warrant",
+        "--audit-kafka-sasl-password-file=/etc/warrant/audit-kafka/sasl/password",
+        "--audit-kafka-when-full=Block", "--audit-kafka-spool-dir=/var/spool/warrant/kafka",
+        "--audit-kafka-spool-max-bytes=104857600",
+        "--audit-webhook-url=https://siem.example.com/in",
+        "--audit-webhook-ca-file=/etc/warrant/audit-webhook/tls/ca.crt",
+        "--audit-webhook-format=eventlist", "--audit-webhook-gzip=true",
+        "--audit-webhook-spool-dir=/var/spool/warrant/webhook"]
+check("audit sinks: their flags", all(a in c["args"] for a in want), [a for a in want if a not in c["args"]])
+check("audit sinks: no client certificate for the webhook unless asked",
+      not any(a.startswith("--audit-webhook-client-") for a in c["args"]), c["args"])
+mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+vols = {v["name"]: v for v in pod["volumes"]}
+for name, path in [("audit-kafka-tls", "/etc/warrant/audit-kafka/tls"), ("audit-kafka-sasl", "/etc/warrant/audit-kafka/sasl"),
+                   ("audit-kafka-spool", "/var/spool/warrant/kafka"), ("audit-webhook-tls", "/etc/warrant/audit-webhook/tls"),
+                   ("audit-webhook-spool", "/var/spool/warrant/webhook")]:
+    check(f"audit sinks: {name} mounted at {path}", mounts.get(name) == path and name in vols, (mounts, list(vols)))
+check("audit sinks: the password Secret's key becomes the file",
+      vols["audit-kafka-sasl"]["secret"] == {"secretName": "kafka-password", "items": [{"key": "password", "path": "password"}]},
+      vols["audit-kafka-sasl"])
+check("audit sinks: a spool defaults to an emptyDir a little larger than its bound",
+      vols["audit-kafka-spool"].get("emptyDir") == {"sizeLimit": "164Mi"}, vols["audit-kafka-spool"])
+check("audit sinks: a spool takes the volume given",
+      vols["audit-webhook-spool"].get("persistentVolumeClaim") == {"claimName": "siem-spool"}, vols["audit-webhook-spool"])
+check("audit sinks: spools are writable by warrant's group", pod["securityContext"].get("fsGroup") == 65532,
+      pod["securityContext"])
+check("audit sinks: the root filesystem stays read-only", c["securityContext"]["readOnlyRootFilesystem"])
+default_pod = [d for d in render(["tls.caBundle=Q0E="]) if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+check("audit sinks: off by default", not any(a.startswith("--audit-kafka") or a.startswith("--audit-webhook")
+      for a in default_pod["containers"][0]["args"]) and "fsGroup" not in default_pod["securityContext"])
+for sets, why in [
+        (["auditSinks.kafka.enabled=true"], "auditSinks.kafka.brokers is required"),
+        (["auditSinks.kafka.enabled=true", "auditSinks.kafka.brokers={k:9092}", "auditSinks.kafka.sasl.mechanism=PLAIN",
+          "auditSinks.kafka.sasl.username=u", "auditSinks.kafka.sasl.passwordSecret=p"], "in the clear"),
+        (["auditSinks.kafka.enabled=true", "auditSinks.kafka.brokers={k:9092}", "auditSinks.kafka.tls.enabled=true"],
+         "auditSinks.kafka.tls.secret is required"),
+        (["auditSinks.webhook.enabled=true", "auditSinks.webhook.url=https://siem.example.com/in"],
+         "auditSinks.webhook.tls.secret is required"),
+        (["auditSinks.webhook.enabled=true", "auditSinks.webhook.url=http://siem.example.com/in",
+          "auditSinks.webhook.tls.secret=s"], "must be an https:// URL")]:
+    r = render(["tls.caBundle=Q0E="] + sets, expect_fail=True)
+    check(f"audit sinks refused: {why}", r.returncode != 0 and why in r.stderr, r.stderr)
+
 # Refusals.
 r = render(["tls.caBundle=Q0E=", "guardNames.protectionLabel=other.example.com/level"], expect_fail=True)
 check("a chain whose protectionLabel differs from the webhooks' is refused",

@@ -2,8 +2,10 @@
 //! and a bound claim, its claim, their Namespace and a Namespace named like production are
 //! listed as unprotected; the same kinds in a Namespace protected by its label, and an idle
 //! Deployment, are not; a custom resource's object owning such a StatefulSet is listed by what
-//! it owns, and one owning nothing is not; the exit status says whether there are gaps. Skipped
-//! when `KUBE_BIN_DIR` is not set.
+//! it owns, and one owning nothing is not; the exit status says whether there are gaps. The
+//! leader's series (`warrant_coverage_unprotected_objects`) count the same gaps of the kinds its
+//! cache holds from a cache watching the same cluster, and drop a namespace's once it is
+//! labelled. Skipped when `KUBE_BIN_DIR` is not set.
 
 use super::cluster_apiserver::{Logs, control_plane, create, owner, until};
 use super::support::BIN;
@@ -15,8 +17,12 @@ use kube::core::ApiResource;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
-use warrant::cluster::Source;
+use warrant::cluster::{Cache, CacheOptions, Source};
+use warrant::config::AuthorizerSpec;
+use warrant::defense::coverage_export::CoverageExport;
+use warrant::object::ClusterView;
 
 const CONFIG: &str = "apiVersion: warrant.dev/v1alpha1
 kind: AuthorizationConfiguration
@@ -241,5 +247,80 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
     assert_eq!(
         (status, table.as_str()),
         (0, "no unprotected critical objects\n")
+    );
+
+    // The leader's series: the same gaps, counted by kind and namespace from the cache the
+    // validation ring keeps, then fewer once a namespace is protected by its label.
+    let cache = Arc::new(Cache::new(CacheOptions::default()));
+    let _watches = warrant::cluster::start(&cache, client.clone());
+    until("the cache", Duration::from_secs(60), async || {
+        cache.ready().ok()
+    })
+    .await;
+    let loaded = warrant::config::load_file(&config).unwrap();
+    let AuthorizerSpec::DeletionGuard(spec) = &loaded.config.authorizers[0].spec else {
+        panic!("not a guard");
+    };
+    let mut registry = prometheus_client::registry::Registry::default();
+    let export = CoverageExport::register(&mut registry);
+    let series = |counts: &std::collections::BTreeMap<(String, String), i64>| {
+        counts
+            .iter()
+            .map(|((k, ns), n)| format!("{k} {ns} {n}"))
+            .collect::<Vec<_>>()
+    };
+    let counts = export.refresh(spec, &cache).await.unwrap();
+    assert_eq!(
+        series(&counts),
+        [
+            "Namespace data 1",
+            "Namespace payments-prod 1",
+            "Namespace scratch 1",
+            "PersistentVolumeClaim data 1",
+            "PersistentVolumeClaim scratch 1",
+            "StatefulSet data 1",
+            "StatefulSet scratch 1",
+        ]
+    );
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    assert!(
+        text.contains(
+            r#"warrant_coverage_unprotected_objects{kind="StatefulSet",namespace="scratch"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(!text.contains(r#"namespace="shop""#), "{text}");
+    namespaces
+        .patch(
+            "scratch",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"labels": {"sre.example.com/protection-level": "high"}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let counts = until("scratch protected", Duration::from_secs(30), async || {
+        let c = export.refresh(spec, &cache).await.unwrap();
+        (c.len() == 4).then_some(c)
+    })
+    .await;
+    // The custom resource's object is not in the cache: the leader does not count it.
+    assert_eq!(
+        series(&counts),
+        [
+            "Namespace data 1",
+            "Namespace payments-prod 1",
+            "PersistentVolumeClaim data 1",
+            "StatefulSet data 1",
+        ]
+    );
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    assert!(!text.contains(r#"namespace="scratch""#), "{text}");
+    assert!(
+        text.contains("warrant_coverage_last_computed_timestamp_seconds"),
+        "{text}"
     );
 }

@@ -9,6 +9,7 @@
 
 mod admit;
 mod audit_webhook;
+mod authorization_details;
 mod bad_configs;
 mod binary;
 mod body_limits;
@@ -22,6 +23,7 @@ mod guard;
 mod http;
 mod kafka;
 mod lifecycle;
+mod prometheus;
 mod properties;
 mod recommend;
 mod reference;
@@ -31,5 +33,6 @@ mod shadow;
 mod starvation;
 mod suite;
 mod support;
+mod tickets_webhook;
 mod tls;
 mod webhook;

@@ -107,6 +107,8 @@ pub struct Options {
     pub cluster: Option<Arc<dyn warrant::object::ClusterView>>,
     /// Who may do what (`NoAccessReview` when `None`).
     pub access_review: Option<Arc<dyn warrant::object::AccessReview>>,
+    /// `--authorization-details`: answers carry `status.authorizationDetails`.
+    pub authorization_details: bool,
 }
 
 impl Default for Options {
@@ -125,6 +127,7 @@ impl Default for Options {
             body_budget: None,
             idle_timeout: None,
             unauthenticated_timeout: None,
+            authorization_details: false,
         }
     }
 }
@@ -212,6 +215,7 @@ impl Warrant {
                 .clone()
                 .unwrap_or_else(|| Arc::new(warrant::object::NoAccessReview)),
             pod_security: None,
+            authorization_details: opts.authorization_details,
             body_budget: opts
                 .body_budget
                 .map(warrant::server::body::BodyBudget::new)

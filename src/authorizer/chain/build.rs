@@ -5,8 +5,9 @@
 use super::entry::Entry;
 use super::error::BuildError;
 use crate::authorizer::conditional::{self, Catalog};
+use crate::authorizer::deletion_guard::tickets::webhook::metrics::TicketLookupMetrics;
 use crate::authorizer::deletion_guard::{
-    self, ClusterBuckets, DeletionGuard, GuardShared, GuardStates, SharedBuckets,
+    self, ClusterBuckets, DeletionGuard, GuardShared, GuardStates, Links, SharedBuckets,
 };
 use crate::authorizer::metrics::Families;
 use crate::authorizer::webhook::cache::CacheBytes;
@@ -96,7 +97,7 @@ fn authorizer(
             (Box::new(webhook::Webhook::new(core)), Catalog::default())
         }
         AuthorizerSpec::DeletionGuard(g) => {
-            let (guard, catalog) = guard(a, g, ctx, collected);
+            let (guard, catalog) = guard(a, g, ctx, collected)?;
             (Box::new(guard), catalog)
         }
     })
@@ -109,27 +110,32 @@ fn guard(
     g: &deletion_guard::GuardSpec,
     ctx: &Carried<'_>,
     collected: &mut Collected,
-) -> (DeletionGuard, Catalog) {
+) -> Result<(DeletionGuard, Catalog), BuildError> {
     let previous = ctx.guards.and_then(|g| g.get(&a.name));
     let buckets = ctx.cluster_buckets.clone().map(|store| SharedBuckets {
         guard: a.name.to_string(),
         store,
     });
-    let shared = GuardShared::reuse_or_new(
-        previous,
-        g,
-        a.failure_policy,
-        buckets,
-        ctx.ticket_feed.clone(),
-    );
+    let links = Links {
+        cluster: buckets,
+        feed: ctx.ticket_feed.clone(),
+        lookups: TicketLookupMetrics::new(ctx.metrics, a.name.as_str()),
+    };
+    let shared = GuardShared::reuse_or_new(previous, g, a.failure_policy, links);
+    if let Some(source) = shared.tickets.as_ref().and_then(|t| t.build_error()) {
+        return Err(BuildError::TicketWebhook {
+            name: a.name.clone(),
+            source: source.clone(),
+        });
+    }
     collected.guards.insert(a.name.clone(), shared.clone());
     let guard = DeletionGuard::new(shared, &a.name, ctx.metrics);
     if a.conditions.is_some()
         && let Some((map, authored)) = conditional::guard_conditions(g)
     {
-        return (guard.with_label_conditions(map), authored);
+        return Ok((guard.with_label_conditions(map), authored));
     }
-    (guard, Catalog::default())
+    Ok((guard, Catalog::default()))
 }
 
 /// The mode of an entry: its own, and Observe for a guard whose settings say so (validation

@@ -21,4 +21,12 @@ pub enum BuildError {
         /// What failed.
         source: webhook::BuildError,
     },
+    /// A deletion guard's ticket webhook could not be set up (its kubeconfig, typically).
+    #[error("authorizer {:?}: tickets.source.webhook: {source}", name.as_str())]
+    TicketWebhook {
+        /// The guard.
+        name: AuthorizerName,
+        /// What failed.
+        source: webhook::BuildError,
+    },
 }

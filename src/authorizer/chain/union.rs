@@ -152,6 +152,20 @@ impl Chain {
         own
     }
 
+    /// Whether `DeletionTicket` targets may name objects with `*`: only when the chain has
+    /// guards and every one of them allows it (`tickets.allowWildcardTargets`).
+    pub fn ticket_wildcards(&self) -> crate::tickets::Wildcards {
+        let mut guards = self
+            .entries
+            .iter()
+            .filter_map(|e| self.guards.get(&e.name))
+            .peekable();
+        match guards.peek().is_some() && guards.all(|g| g.spec.tickets.allow_wildcard_targets) {
+            true => crate::tickets::Wildcards::Allowed,
+            false => crate::tickets::Wildcards::Forbidden,
+        }
+    }
+
     /// Whether any entry judges admission requests (the validation ring needs a cluster view).
     pub(crate) fn admits(&self) -> bool {
         self.entries

@@ -230,6 +230,8 @@ pub struct ImpactReport {
     pub(crate) bound_volume_count: usize,
     /// Estimated requests per second through the Ingresses.
     pub(crate) estimated_qps: u64,
+    /// The request rate the score used: the live rate or the estimate, and why.
+    pub traffic: super::traffic::Traffic,
 }
 
 /// The most names a report lists per kind: a Namespace of thousands of claims must not make
@@ -238,7 +240,12 @@ pub(crate) const REPORT_NAMES: usize = 10;
 
 impl ImpactReport {
     /// The report of a target's dependents, its name lists cut at [`REPORT_NAMES`].
-    pub fn new(target: String, d: crate::object::Dependents, estimated_qps: u64) -> Self {
+    pub fn new(
+        target: String,
+        d: crate::object::Dependents,
+        estimated_qps: u64,
+        traffic: super::traffic::Traffic,
+    ) -> Self {
         let first = |mut v: Vec<String>| {
             v.truncate(REPORT_NAMES);
             v
@@ -253,6 +260,7 @@ impl ImpactReport {
             bound_volume_count: d.bound_volumes.len(),
             bound_volumes: first(d.bound_volumes),
             estimated_qps,
+            traffic,
         }
     }
 }

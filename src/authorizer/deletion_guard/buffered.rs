@@ -119,6 +119,8 @@ pub(super) struct Guard<'a> {
     pub(super) shared: &'a GuardShared,
     /// The series the findings are counted in.
     pub(super) metrics: &'a GuardMetrics,
+    /// When the review must be answered (a ticket system is asked within it).
+    pub(super) deadline: crate::authorizer::Deadline,
 }
 
 impl Guard<'_> {
@@ -176,8 +178,9 @@ impl Guard<'_> {
         let risk = risk::assess(spec, target, input.now, Some(&facts));
         let level = risk.protection.unwrap_or(Level::Standard);
         let source = self.shared.tickets.as_deref();
+        let snapshot = tickets::fetch(source, Some(id), target, self.deadline).await;
         Ok(
-            match tickets::named(spec, source, level, input.now, target, id)? {
+            match tickets::named(spec, snapshot.as_deref(), level, input.now, target, id)? {
                 Err(stop) => stop,
                 Ok(id) => Finding::new(
                     GuardCode::Allow,

@@ -111,7 +111,7 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         single_use_ticket: finding.single_use,
         impact: risk
             .impact
-            .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps)),
+            .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps, i.traffic)),
         unusual: finding.unusual,
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))

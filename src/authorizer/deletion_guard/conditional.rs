@@ -13,8 +13,8 @@ use super::gates;
 use super::scope::{self, Scope, Target};
 use super::state::GuardShared;
 use super::tickets;
-use crate::authorizer::Input;
 use crate::authorizer::conditional::guarded_levels;
+use crate::authorizer::{Deadline, Input};
 use crate::config::model::conditions::CONDITION_DOMAIN;
 use crate::config::model::guard::Level;
 use crate::decision::{Decision, Reason, Verdict};
@@ -22,11 +22,12 @@ use crate::names::Code;
 use crate::review::ConditionsMap;
 
 /// The verdict with the label conditions attached, when they apply to this review.
-pub(super) fn attach(
+pub(super) async fn attach(
     shared: &GuardShared,
     conditions: Option<&ConditionsMap>,
     input: &Input,
     verdict: Verdict,
+    deadline: Deadline,
 ) -> Verdict {
     let Some(map) = conditions else {
         return verdict;
@@ -42,7 +43,7 @@ pub(super) fn attach(
     if !destructive || gates::stands_aside_anyway(spec, &target) {
         return verdict;
     }
-    let map = uncovered(shared, map, input, &target);
+    let map = uncovered(shared, map, input, &target, deadline).await;
     if map.deny_conditions.is_empty() {
         return verdict;
     }
@@ -59,11 +60,12 @@ pub(super) fn attach(
 
 /// The conditions a presented ticket does not lift: those of every level the ticket (the first
 /// value of the `extra` key) fails the guard's checks for, all of them without a ticket.
-fn uncovered(
+async fn uncovered(
     shared: &GuardShared,
     map: &ConditionsMap,
     input: &Input,
     target: &Target<'_>,
+    deadline: Deadline,
 ) -> ConditionsMap {
     let spec = &shared.spec;
     let presented = input
@@ -77,9 +79,10 @@ fn uncovered(
         return map.clone();
     };
     let source = shared.tickets.as_deref();
+    let snapshot = tickets::fetch(source, Some(id), target, deadline).await;
     let covers = |level: Level| {
         matches!(
-            tickets::named(spec, source, level, input.now, target, id),
+            tickets::named(spec, snapshot.as_deref(), level, input.now, target, id),
             Ok(Ok(_))
         )
     };

@@ -36,6 +36,14 @@ pub enum GuardError {
         /// What the watch says.
         reason: Arc<str>,
     },
+    /// The ticket webhook gave no answer warrant accepts for a presented ticket.
+    #[error("ticket source unavailable: ticket {ticket}: {source}")]
+    TicketLookup {
+        /// The ticket id presented.
+        ticket: String,
+        /// Why there is no answer.
+        source: super::tickets::webhook::error::LookupError,
+    },
     /// The cluster view (metadata cache or a live call) could not answer.
     #[error(transparent)]
     Cluster(crate::object::ViewError),

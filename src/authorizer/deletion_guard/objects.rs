@@ -37,6 +37,9 @@ pub(super) struct ObjectFacts {
     pub(super) dry_run: bool,
     /// The stored object's uid (`""` when unknown).
     pub(super) uid: String,
+    /// What the live traffic source said of the target (set by the pipeline, which owns the
+    /// source), when it covers the target's kind.
+    pub(super) live_traffic: Option<super::traffic::Measured>,
 }
 
 /// A protection label as read: its level and the value written (unknown values read as
@@ -189,6 +192,7 @@ pub(super) async fn gather(
         finalizer_removed: false,
         dry_run: ctx.dry_run,
         uid: stored.map(|s| s.uid().to_owned()).unwrap_or_default(),
+        live_traffic: None,
     })
 }
 

@@ -12,6 +12,7 @@ use super::objects::{self, ObjectFacts};
 use super::scope::{self, Scope};
 use super::state::GuardShared;
 use super::tickets::{self, Demand, Ticketed};
+use super::traffic::Measured;
 use super::{buffered, gates, rate, risk, unusual, windows};
 use crate::authorizer::metrics::Families;
 use crate::authorizer::{Authorizer, AuthorizerError, BoxFuture, Deadline, Input};
@@ -25,6 +26,7 @@ use std::sync::Arc;
 /// A deletion guard in a chain.
 #[derive(Debug)]
 pub struct DeletionGuard {
+    name: AuthorizerName,
     shared: Arc<GuardShared>,
     metrics: GuardMetrics,
     conditions: Option<crate::review::ConditionsMap>,
@@ -40,6 +42,7 @@ impl DeletionGuard {
             .map_or(UnusualAction::Observe, |u| u.action);
         let metrics = GuardMetrics::new(families, name, shared.spec.mode.as_str(), action.as_str());
         Self {
+            name: name.clone(),
             shared,
             metrics,
             conditions: None,
@@ -84,7 +87,9 @@ impl DeletionGuard {
                     self.conditions.as_ref(),
                     input,
                     verdict,
-                ))
+                    deadline,
+                )
+                .await)
             }
         }
     }
@@ -120,6 +125,7 @@ impl DeletionGuard {
             let guard = buffered::Guard {
                 shared: &self.shared,
                 metrics: &self.metrics,
+                deadline,
             };
             match guard.rules(input, target, ctx, update).await? {
                 buffered::Ruled::Refused(v) => return Ok(v),
@@ -149,10 +155,10 @@ impl DeletionGuard {
         // The facts are still gathered when they can be, so that the bypass is recorded at the
         // risk it really carries.
         if gates::stands_aside_anyway(spec, &target) {
-            let facts = objects::gather(spec, ctx, &target).await.ok();
+            let facts = self.gather(ctx, &target, deadline).await.ok();
             return Ok(self.conclude(input, target, facts, deadline).await?);
         }
-        match objects::gather(spec, ctx, &target).await {
+        match self.gather(ctx, &target, deadline).await {
             Ok(mut facts) => {
                 facts.finalizer_removed = update.finalizer_removed;
                 let removal = facts.finalizer_removed
@@ -172,6 +178,43 @@ impl DeletionGuard {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The object's facts, with what the live traffic source says of it.
+    async fn gather(
+        &self,
+        ctx: &ObjectContext,
+        target: &scope::Target<'_>,
+        deadline: Deadline,
+    ) -> Result<ObjectFacts, GuardError> {
+        let mut facts = objects::gather(&self.shared.spec, ctx, target).await?;
+        facts.live_traffic = self.live_traffic(ctx, target, deadline).await;
+        Ok(facts)
+    }
+
+    /// What the live traffic source says of the target, when it covers its kind; a fallback to
+    /// the estimate is logged and counted.
+    async fn live_traffic(
+        &self,
+        ctx: &ObjectContext,
+        target: &scope::Target<'_>,
+        deadline: Deadline,
+    ) -> Option<Measured> {
+        let source = self.shared.traffic.as_ref()?;
+        let measured = source
+            .measure(target, ctx.old_object.as_ref(), deadline)
+            .await?;
+        if let Measured::Fallback { fallback, .. } = &measured {
+            tracing::warn!(
+                guard = %self.name,
+                target = %format_args!("{}/{}.{}/{}", target.namespace, target.resource, target.group, target.name),
+                reason = fallback.reason,
+                error = %fallback.message,
+                "live traffic unavailable: the risk uses the fixed estimate"
+            );
+            self.metrics.record_traffic_fallback(fallback.reason);
+        }
+        Some(measured)
     }
 
     /// Scores the case, runs the gates and records the finding.
@@ -231,7 +274,7 @@ impl DeletionGuard {
                 }
             }
         };
-        let finding = self.protection_gates(case, escalation)?;
+        let finding = self.protection_gates(case, escalation, deadline).await?;
         if finding.code.denies() || !spends {
             return Ok(finding.with_unusual(report));
         }
@@ -245,10 +288,11 @@ impl DeletionGuard {
     /// then tickets. The authorization ring guards protected targets only (and any target of a
     /// burst that must present a ticket, `escalation`); the validation ring guards every object
     /// it is sent, by its risk.
-    fn protection_gates(
+    async fn protection_gates(
         &self,
         case: &Case<'_>,
         escalation: Option<Finding>,
+        deadline: Deadline,
     ) -> Result<Finding, GuardError> {
         let spec = &self.shared.spec;
         if case.risk.protection.is_none() && !case.at_admission() && escalation.is_none() {
@@ -262,8 +306,9 @@ impl DeletionGuard {
             (Demand::IfRequired, Some(burst)) => Demand::Always(burst),
             (demand, _) => demand,
         };
+        let source = self.shared.tickets.as_deref();
         Ok(
-            match tickets::gate(spec, self.shared.tickets.as_deref(), level, case, demand)? {
+            match tickets::gate(spec, source, level, case, demand, deadline).await? {
                 Ticketed::Refused(stop) => stop,
                 Ticketed::NotRequired => Finding::passed(case.risk.level, None),
                 Ticketed::Covered(c) => {

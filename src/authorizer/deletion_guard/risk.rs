@@ -2,8 +2,10 @@
 //! reasons that make it up, graded into a [`RiskLevel`] by the thresholds. The weights are the
 //! guard's `riskWeights` (the defaults are the model our users wrote: critical +40, high +20,
 //! Namespace deletion +30, deletecollection +20; at admission: running pods affected >= 20 +20,
-//! else > 0 +10, an Ingress reaching the target +15, bound volumes affected +20; business
-//! hours +10).
+//! else > 0 +10, an Ingress reaching the target +15, bound volumes affected +20, traffic of at
+//! least `highTrafficAt` requests per second +`highTraffic` (0 unless configured); business
+//! hours +10). The traffic is the live rate when `liveTraffic` answered, else the fixed
+//! estimate (`traffic`).
 //!
 //! The protection has two sides that add up, as they always have in the authorization ring: the
 //! namespace's (the protected namespace rules and, at admission, the protection label on the
@@ -17,6 +19,7 @@
 use super::assessment::RiskLevel;
 use super::objects::ObjectFacts;
 use super::scope::Target;
+use super::traffic::{Traffic, TrafficSource};
 use crate::config::model::guard::{GuardSpec, Level, RiskWeights, Thresholds};
 use crate::config::model::pattern;
 use crate::object::Dependents;
@@ -46,6 +49,8 @@ pub(super) struct Impact {
     pub(super) dependents: Dependents,
     /// Estimated requests per second reaching the affected pods through an Ingress.
     pub(super) estimated_qps: u64,
+    /// The rate the score used.
+    pub(super) traffic: Traffic,
 }
 
 /// Scores a request at `now`; `facts` are the admission facts, when the request is one.
@@ -79,7 +84,7 @@ pub(super) fn assess(
     if target.verb == "deletecollection" {
         add(w.deletecollection, "deletecollection".into());
     }
-    let impact = facts.map(|f| impact(w, target, &f.dependents, &mut add));
+    let impact = facts.map(|f| impact(w, target, f, &mut add));
     if spec.business_hours.contains(now) {
         add(w.business_hours, "business hours".into());
     }
@@ -92,13 +97,14 @@ pub(super) fn assess(
     }
 }
 
-/// The dependents' share of the score: running pods, Ingresses, bound volumes.
+/// The dependents' share of the score: running pods, Ingresses, bound volumes, traffic.
 fn impact(
     w: &RiskWeights,
     target: &Target<'_>,
-    d: &Dependents,
+    facts: &ObjectFacts,
     add: &mut impl FnMut(u32, String),
 ) -> Impact {
+    let d: &Dependents = &facts.dependents;
     if d.running_pods >= w.many_pods_at {
         add(
             w.many_pods,
@@ -111,6 +117,11 @@ fn impact(
         );
     }
     let estimated_qps = u64::from(d.ingress_pods) * u64::from(w.qps_per_pod);
+    let traffic = Traffic::of(facts.live_traffic.as_ref(), estimated_qps);
+    let rate = match traffic.source {
+        TrafficSource::Prometheus => format!("{} req/s measured", traffic.requests_per_second),
+        TrafficSource::Estimate => format!("~{estimated_qps} QPS"),
+    };
     if let Some(first) = d.ingresses.first() {
         let more = match d.ingresses.len() {
             1 => String::new(),
@@ -118,7 +129,13 @@ fn impact(
         };
         add(
             w.ingress,
-            format!("ingress {first}{more} reaches the target (~{estimated_qps} QPS)"),
+            format!("ingress {first}{more} reaches the target ({rate})"),
+        );
+    }
+    if w.high_traffic > 0 && traffic.requests_per_second >= f64::from(w.high_traffic_at) {
+        add(
+            w.high_traffic,
+            format!("traffic {rate} >= {} req/s", w.high_traffic_at),
         );
     }
     if !d.bound_volumes.is_empty() {
@@ -135,6 +152,7 @@ fn impact(
         },
         dependents: d.clone(),
         estimated_qps,
+        traffic,
     }
 }
 

@@ -1,16 +1,32 @@
-//! Guard state that outlives one chain: rate-limit buckets and the ticket source carry over a
-//! configuration reload when the guard's settings and failure policy are unchanged. The chain
+//! Guard state that outlives one chain: rate-limit buckets and the ticket source (a ticket
+//! webhook's kept answers included) carry over a configuration reload when the guard's settings
+//! and failure policy are unchanged. The chain
 //! keeps the [`GuardStates`] of the guards it built, so that the next build can find them.
 
 use super::cluster_buckets::SharedBuckets;
 use super::rate::Buckets;
+use super::tickets::webhook::WebhookTickets;
+use super::tickets::webhook::metrics::TicketLookupMetrics;
 use super::tickets::{TicketFeed, TicketSource};
+use super::traffic::LiveTrafficSource;
 use super::unusual::Baselines;
 use crate::config::FailurePolicy;
 use crate::config::model::guard::GuardSpec;
 use crate::names::AuthorizerName;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// What a guard's state is linked to besides its settings.
+#[derive(Debug, Default)]
+pub struct Links {
+    /// The cluster's buckets, for `scope: Cluster` limits.
+    pub cluster: Option<SharedBuckets>,
+    /// The cluster's tickets, for `source: {cluster: {}}` (without one, such tickets are
+    /// unavailable: the failure policy applies).
+    pub feed: Option<Arc<TicketFeed>>,
+    /// The series of a ticket webhook, for `source: {webhook: ...}`.
+    pub lookups: TicketLookupMetrics,
+}
 
 /// One guard's settings and live state.
 #[derive(Debug)]
@@ -28,6 +44,8 @@ pub struct GuardShared {
     pub tickets: Option<Arc<TicketSource>>,
     /// The cluster's buckets (`scope: Cluster` limits), when warrant has a cluster.
     pub cluster: Option<SharedBuckets>,
+    /// The live traffic source, when `liveTraffic` is configured.
+    pub traffic: Option<LiveTrafficSource>,
 }
 
 impl GuardShared {
@@ -45,23 +63,34 @@ impl GuardShared {
         cluster: Option<SharedBuckets>,
         feed: Option<Arc<TicketFeed>>,
     ) -> Arc<Self> {
-        Self::learnt(spec, failure_policy, cluster, feed, Arc::default())
+        let links = Links {
+            cluster,
+            feed,
+            ..Links::default()
+        };
+        Self::learnt(spec, failure_policy, links, Arc::default())
     }
 
     /// Fresh state for a spec, keeping the baselines learnt so far.
     fn learnt(
         spec: &GuardSpec,
         failure_policy: FailurePolicy,
-        cluster: Option<SharedBuckets>,
-        feed: Option<Arc<TicketFeed>>,
+        links: Links,
         baselines: Arc<Baselines>,
     ) -> Arc<Self> {
-        let tickets = match (&spec.tickets.file, &spec.tickets.cluster) {
-            (Some(file), _) => Some(TicketSource::open(file)),
-            (None, Some(_)) => Some(TicketSource::cluster(
+        let Links {
+            cluster,
+            feed,
+            lookups,
+        } = links;
+        let t = &spec.tickets;
+        let tickets = match (&t.file, &t.cluster, &t.webhook) {
+            (Some(file), _, _) => Some(TicketSource::open(file)),
+            (None, Some(_), _) => Some(TicketSource::cluster(
                 feed.unwrap_or_else(|| Arc::new(TicketFeed::unconnected())),
             )),
-            (None, None) => None,
+            (None, None, Some(w)) => Some(TicketSource::webhook(WebhookTickets::new(w, lookups))),
+            (None, None, None) => None,
         };
         Arc::new(Self {
             tickets,
@@ -70,6 +99,7 @@ impl GuardShared {
             buckets: Buckets::default(),
             baselines,
             cluster,
+            traffic: spec.live_traffic.as_ref().map(LiveTrafficSource::new),
         })
     }
 
@@ -78,8 +108,7 @@ impl GuardShared {
         previous: Option<&Arc<Self>>,
         spec: &GuardSpec,
         failure_policy: FailurePolicy,
-        cluster: Option<SharedBuckets>,
-        feed: Option<Arc<TicketFeed>>,
+        links: Links,
     ) -> Arc<Self> {
         match previous {
             Some(p) if p.spec == *spec && p.failure_policy == failure_policy => {
@@ -89,8 +118,8 @@ impl GuardShared {
                 }
                 p.clone()
             }
-            Some(p) => Self::learnt(spec, failure_policy, cluster, feed, p.baselines.clone()),
-            None => Self::new_in(spec, failure_policy, cluster, feed),
+            Some(p) => Self::learnt(spec, failure_policy, links, p.baselines.clone()),
+            None => Self::learnt(spec, failure_policy, links, Arc::default()),
         }
     }
 }

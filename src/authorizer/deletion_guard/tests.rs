@@ -127,6 +127,7 @@ fn ticket_rules_apply_once_in_order() {
         approvals: 2,
         now: at(NOW),
         object_uid: None,
+        wildcard_targets: false,
     };
     let ticket = |status, approvers: &[&str], expires: &str, namespaces: &[&str]| Ticket {
         id: "T".into(),

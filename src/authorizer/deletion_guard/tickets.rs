@@ -1,12 +1,14 @@
 //! Change tickets: what one ticket is and covers, the validity rules applied to it (once, in one
 //! place, for a presented ticket and for the search for a pre-authorising one), and the ticket
 //! gate, which asks for a ticket when the protection level or the risk requires one. Where the
-//! tickets come from is [`source`].
+//! tickets come from is [`source`]: a file, the cluster ([`feed`]) or a ticket system
+//! ([`webhook`]), asked only once a ticket is needed.
 
 pub mod feed;
 mod snapshot;
 pub mod source;
 mod ticket;
+pub mod webhook;
 
 pub use feed::{TicketFeed, ticket_of};
 pub use snapshot::Snapshot;
@@ -18,9 +20,11 @@ use super::case::Case;
 use super::conclusion::Finding;
 use super::error::GuardError;
 use super::scope::Target;
+use crate::authorizer::Deadline;
 use crate::config::model::guard::{GuardSpec, Level, Mode};
 use crate::review::Review;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What the ticket gate concluded.
 #[derive(Debug)]
@@ -56,12 +60,13 @@ pub(super) enum Demand {
 /// `demand` says; an unreadable ticket source is a [`GuardError`] in Enforce mode and a
 /// `TICKET_SOURCE_UNAVAILABLE` finding in Observe mode. A ticket is presented as the user
 /// `extra` key or, at admission, in the object's ticket annotation.
-pub(super) fn gate(
+pub(super) async fn gate(
     spec: &GuardSpec,
     source: Option<&TicketSource>,
     level: Level,
     case: &Case<'_>,
     demand: Demand,
+    deadline: Deadline,
 ) -> Result<Ticketed, GuardError> {
     let settings = &spec.tickets;
     let listed = case.risk.protection.is_some() && settings.required_for.contains(&level);
@@ -72,7 +77,8 @@ pub(super) fn gate(
         }
         Demand::IfRequired => Finding::new(GuardCode::MissingTicket, ask(spec, case)),
     };
-    let snapshot = source.map(TicketSource::snapshot);
+    let id = presented(case, &settings.extra_key);
+    let snapshot = fetch(source, id, &case.target, deadline).await;
     let tickets = match loaded(spec, snapshot.as_deref())? {
         Ok(tickets) => tickets,
         Err(stop) => return Ok(Ticketed::Refused(stop)),
@@ -82,8 +88,9 @@ pub(super) fn gate(
         approvals: settings.approvals[level as usize],
         now: case.now,
         object_uid: case.facts.as_ref().map(|f| f.uid.as_str()),
+        wildcard_targets: settings.allow_wildcard_targets,
     };
-    Ok(match presented(case, &settings.extra_key) {
+    Ok(match id {
         Some(id) => match check_presented(tickets, id, &need, &case.target) {
             Ok(ticket) => Ticketed::Covered(covering(ticket)),
             Err(stop) => Ticketed::Refused(stop),
@@ -122,18 +129,32 @@ fn loaded<'a>(
     }
 }
 
-/// Ticket `id`, named outright (a confirmation's value), checked as a presented one for
-/// `target` guarded at `level`: its id when valid, else the finding that refuses it.
+/// The tickets of `source` (none without one) to judge a request presenting `id` for
+/// `target`: a ticket system is asked here, within `deadline`.
+pub(super) async fn fetch(
+    source: Option<&TicketSource>,
+    id: Option<&str>,
+    target: &Target<'_>,
+    deadline: Deadline,
+) -> Option<Arc<Snapshot>> {
+    match source {
+        Some(s) => Some(s.lookup(id, target, deadline).await),
+        None => None,
+    }
+}
+
+/// Ticket `id`, named outright (a confirmation's value, a presented ticket lifting conditions),
+/// checked as a presented one for `target` guarded at `level` in `snapshot` (what [`fetch`]
+/// gave for `id`): its id when valid, else the finding that refuses it.
 pub(super) fn named(
     spec: &GuardSpec,
-    source: Option<&TicketSource>,
+    snapshot: Option<&Snapshot>,
     level: Level,
     now: chrono::DateTime<chrono::Utc>,
     target: &Target<'_>,
     id: &str,
 ) -> Result<Result<String, Finding>, GuardError> {
-    let snapshot = source.map(TicketSource::snapshot);
-    let tickets = match loaded(spec, snapshot.as_deref())? {
+    let tickets = match loaded(spec, snapshot)? {
         Ok(tickets) => tickets,
         Err(stop) => return Ok(Err(stop)),
     };
@@ -142,6 +163,7 @@ pub(super) fn named(
         approvals: spec.tickets.approvals[level as usize],
         now,
         object_uid: None,
+        wildcard_targets: spec.tickets.allow_wildcard_targets,
     };
     Ok(check_presented(tickets, id, &need, target).map(|t| t.id.clone()))
 }

@@ -122,24 +122,7 @@ fn user_agent() -> String {
 impl Client {
     /// A pooled, keep-alive client for `connection` (HTTP/2 when the server offers it).
     pub fn new(connection: Connection, version: ApiVersion) -> Result<Self, ClientError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(ACCEPT, HeaderValue::from_static("application/json, */*"));
-        let mut b = reqwest::Client::builder()
-            .tls_backend_preconfigured(connection.tls)
-            .user_agent(user_agent())
-            .default_headers(headers)
-            .redirect(reqwest::redirect::Policy::none());
-        b = match &connection.proxy {
-            Some(p) => b.proxy(reqwest::Proxy::all(p).map_err(|e| ClientError::Proxy {
-                proxy: p.clone(),
-                source: Arc::new(e),
-            })?),
-            None => b.no_proxy(),
-        };
-        let http = b.build().map_err(|e| ClientError::Build {
-            source: Arc::new(e),
-        })?;
+        let http = http_client(connection.tls, connection.proxy.as_deref())?;
         Ok(Self {
             http,
             url: connection.url,
@@ -207,33 +190,72 @@ impl Client {
     }
 
     async fn send(&self, body: Bytes) -> Result<(u16, HeaderMap, Bytes), CallError> {
-        let mut req = self.http.post(self.url.clone()).body(body);
-        match &self.credentials {
-            Credentials::None => {}
-            Credentials::Bearer(t) => {
-                req = req.header(AUTHORIZATION, format!("Bearer {}", t.token()));
-            }
-            Credentials::Basic(v) => req = req.header(AUTHORIZATION, v.0.as_str()),
-        }
-        let resp = req.send().await.map_err(classify)?;
-        let code = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        if resp
-            .content_length()
-            .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
-        {
-            return Err(CallError::Decode(DecodeError::TooLarge {
-                limit: MAX_RESPONSE_BYTES,
-            }));
-        }
-        let bytes = resp.bytes().await.map_err(classify)?;
-        if bytes.len() > MAX_RESPONSE_BYTES {
-            return Err(CallError::Decode(DecodeError::TooLarge {
-                limit: MAX_RESPONSE_BYTES,
-            }));
-        }
-        Ok((code, headers, bytes))
+        post(
+            &self.http,
+            &self.url,
+            &self.credentials,
+            body,
+            MAX_RESPONSE_BYTES,
+        )
+        .await
     }
+}
+
+/// A pooled, keep-alive reqwest client over `tls` (its ALPN offers HTTP/2 and HTTP/1.1), sending
+/// JSON, following no redirect, through `proxy` when one is set: what every downstream call of
+/// warrant (a SubjectAccessReview webhook, a ticket webhook) is made with.
+pub(crate) fn http_client(
+    tls: rustls::ClientConfig,
+    proxy: Option<&str>,
+) -> Result<reqwest::Client, ClientError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(ACCEPT, HeaderValue::from_static("application/json, */*"));
+    let mut b = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .user_agent(user_agent())
+        .default_headers(headers)
+        .redirect(reqwest::redirect::Policy::none());
+    b = match proxy {
+        Some(p) => b.proxy(reqwest::Proxy::all(p).map_err(|e| ClientError::Proxy {
+            proxy: p.to_owned(),
+            source: Arc::new(e),
+        })?),
+        None => b.no_proxy(),
+    };
+    b.build().map_err(|e| ClientError::Build {
+        source: Arc::new(e),
+    })
+}
+
+/// POSTs `body` to `url` exactly, with `credentials`: the answer's code, headers and body, or
+/// the failure sorted as upstream sorts it; an answer larger than `limit` bytes is refused.
+pub(crate) async fn post(
+    http: &reqwest::Client,
+    url: &reqwest::Url,
+    credentials: &Credentials,
+    body: Bytes,
+    limit: usize,
+) -> Result<(u16, HeaderMap, Bytes), CallError> {
+    let mut req = http.post(url.clone()).body(body);
+    match credentials {
+        Credentials::None => {}
+        Credentials::Bearer(t) => {
+            req = req.header(AUTHORIZATION, format!("Bearer {}", t.token()));
+        }
+        Credentials::Basic(v) => req = req.header(AUTHORIZATION, v.0.as_str()),
+    }
+    let resp = req.send().await.map_err(classify)?;
+    let code = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    if resp.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(CallError::Decode(DecodeError::TooLarge { limit }));
+    }
+    let bytes = resp.bytes().await.map_err(classify)?;
+    if bytes.len() > limit {
+        return Err(CallError::Decode(DecodeError::TooLarge { limit }));
+    }
+    Ok((code, headers, bytes))
 }
 
 /// client-go's `retryAfterSeconds`: an integer header only.

@@ -4,9 +4,7 @@
 
 use crate::cli::ExitStatus;
 use crate::tickets::{self, DeletionTicket};
-use k8s_openapi::api::authentication::v1::SelfSubjectReview;
-use kube::api::{Api, DynamicObject, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::api::{Api, DynamicObject};
 use std::path::Path;
 use thiserror::Error;
 
@@ -14,10 +12,10 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum TicketError {
     /// The kubeconfig could not be read or used.
-    #[error("kubeconfig: {0}")]
-    Kubeconfig(String),
-    /// The API server refused or did not answer.
     #[error("{0}")]
+    Kubeconfig(#[from] crate::cluster::ConnectError),
+    /// The API server refused or did not answer.
+    #[error("{}", crate::cluster::api_error::describe(.0))]
     Api(#[from] kube::Error),
     /// An argument is not usable.
     #[error("{0}")]
@@ -54,39 +52,19 @@ impl Session {
         context: Option<&str>,
         namespace: Option<&str>,
     ) -> Result<Self, TicketError> {
-        let options = KubeConfigOptions {
-            context: context.map(str::to_owned),
-            ..Default::default()
-        };
-        let config = match kubeconfig {
-            Some(path) => {
-                let file = Kubeconfig::read_from(path)
-                    .map_err(|e| TicketError::Kubeconfig(format!("{}: {e}", path.display())))?;
-                kube::Config::from_custom_kubeconfig(file, &options).await
-            }
-            None => kube::Config::from_kubeconfig(&options).await,
-        }
-        .map_err(|e| TicketError::Kubeconfig(e.to_string()))?;
-        let namespace = namespace
-            .map(str::to_owned)
-            .unwrap_or_else(|| config.default_namespace.clone());
-        let client = crate::cluster::connect::client(config)
-            .map_err(|e| TicketError::Kubeconfig(e.to_string()))?;
+        let (client, default_namespace) =
+            crate::cluster::connect::user_client(kubeconfig, context).await?;
+        let namespace = namespace.map_or(default_namespace, str::to_owned);
         Ok(Self { client, namespace })
     }
 
     /// Who the API server says the user is.
     pub async fn whoami(&self) -> Result<String, TicketError> {
-        let api: Api<SelfSubjectReview> = Api::all(self.client.clone());
-        let review = api
-            .create(&PostParams::default(), &SelfSubjectReview::default())
-            .await?;
-        review
-            .status
-            .and_then(|s| s.user_info)
-            .and_then(|u| u.username)
-            .filter(|u| !u.is_empty())
-            .ok_or_else(|| TicketError::Decode("the API server did not say who you are".into()))
+        match crate::cluster::whoami::whoami(&self.client).await {
+            Ok(me) => Ok(me.name),
+            Err(crate::cluster::whoami::WhoamiError::Api(e)) => Err(e.into()),
+            Err(e) => Err(TicketError::Decode(e.to_string())),
+        }
     }
 
     /// The tickets of `namespace` (all namespaces when `None`).

@@ -49,7 +49,51 @@ pub struct BufferSettings {
     pub(crate) notify: Vec<Notify>,
 }
 
+impl Default for BufferSettings {
+    /// What an empty `buffer: {}` block means: every default, no receiver. The commands people
+    /// run (`warrant holds`, `warrant confirm`) read these when no chain file is given.
+    fn default() -> Self {
+        Self {
+            finalizer: DEFAULT_FINALIZER.to_owned(),
+            finalize_at: Level::High,
+            resources: DEFAULT_RESOURCES
+                .iter()
+                .map(|(group, resource)| Kind {
+                    group: (*group).to_owned(),
+                    resource: (*resource).to_owned(),
+                })
+                .collect(),
+            cooldown: DEFAULT_COOLDOWN,
+            require_confirmation: false,
+            confirmation_annotation: DEFAULT_CONFIRMATION_ANNOTATION.to_owned(),
+            requester_annotation: DEFAULT_REQUESTER_ANNOTATION.to_owned(),
+            max_hold: DEFAULT_MAX_HOLD,
+            notify: Vec::new(),
+        }
+    }
+}
+
 impl BufferSettings {
+    /// Whether a CRITICAL deletion also waits for the confirmation annotation.
+    pub fn require_confirmation(&self) -> bool {
+        self.require_confirmation
+    }
+
+    /// The annotation that confirms a held deletion (its value: a ticket id).
+    pub fn confirmation_annotation(&self) -> &str {
+        &self.confirmation_annotation
+    }
+
+    /// The annotation that records who asked for a held deletion.
+    pub fn requester_annotation(&self) -> &str {
+        &self.requester_annotation
+    }
+
+    /// The longest a deletion is held.
+    pub fn max_hold(&self) -> Duration {
+        self.max_hold
+    }
+
     /// Whether `group`/`resource` may carry the finalizer.
     pub(crate) fn covers(&self, group: &str, resource: &str) -> bool {
         self.resources.iter().any(|k| k.covers(group, resource))

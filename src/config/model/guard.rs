@@ -8,6 +8,7 @@ pub use super::level::Level;
 pub use super::mode::Mode;
 use super::pattern::{self, Pattern};
 pub use super::scope::RateLimitScope;
+use super::traffic::LiveTraffic;
 use super::unusual::UnusualDeletions;
 use super::window::{Freeze, Weekly};
 use chrono_tz::Tz;
@@ -120,6 +121,10 @@ pub struct RiskWeights {
     pub(crate) business_hours: u32,
     /// Estimated requests per second per affected pod behind an Ingress.
     pub(crate) qps_per_pod: u32,
+    /// Traffic of at least `high_traffic_at` requests per second reaching the target.
+    pub(crate) high_traffic: u32,
+    /// The requests per second from which `high_traffic` applies.
+    pub(crate) high_traffic_at: u32,
 }
 
 impl Default for RiskWeights {
@@ -136,6 +141,8 @@ impl Default for RiskWeights {
             bound_volumes: 20,
             business_hours: 10,
             qps_per_pod: 120,
+            high_traffic: 0,
+            high_traffic_at: 1000,
         }
     }
 }
@@ -186,6 +193,24 @@ pub struct TicketSettings {
     pub approvals: [u32; 3],
     /// The tickets are the cluster's `DeletionTicket`s (`source: {cluster: {}}`), watched.
     pub cluster: Option<ClusterTickets>,
+    /// The tickets are an external system's, asked over HTTPS (`source: {webhook: ...}`).
+    pub webhook: Option<TicketWebhook>,
+    /// Whether a `DeletionTicket` may name targets with `*` in name or namespace
+    /// (`allowWildcardTargets`, default false).
+    pub allow_wildcard_targets: bool,
+}
+
+/// An external ticket system as a guard's ticket source.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TicketWebhook {
+    /// The kubeconfig of the endpoint (absolute).
+    pub kubeconfig: PathBuf,
+    /// How long one lookup may take (also bounded by the review's deadline).
+    pub timeout: Duration,
+    /// How long an Approved answer is reused (zero: never).
+    pub approved_ttl: Duration,
+    /// How long any other answer is reused (zero: never).
+    pub unapproved_ttl: Duration,
 }
 
 /// The cluster's `DeletionTicket`s as a guard's ticket source.
@@ -235,6 +260,8 @@ pub struct GuardSpec {
     pub(crate) rate_limit_stage: RateLimitStage,
     /// The buffer ring, when configured.
     pub buffer: Option<BufferSettings>,
+    /// The live request rate at admission, when configured (else the fixed estimate).
+    pub live_traffic: Option<LiveTraffic>,
     /// warrant's own service account as a user name (`system:serviceaccount:<ns>:<name>`):
     /// `warrantServiceAccount`, else [`DEFAULT_WARRANT_SERVICE_ACCOUNT`]. The only identity
     /// that may write the buffer's requester annotation.

@@ -4,6 +4,7 @@
 
 use super::buffer::BufferFile;
 pub use super::kind::KindFile;
+use super::traffic::LiveTrafficFile;
 use super::unusual::UnusualDeletionsFile;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
@@ -85,6 +86,10 @@ pub struct GuardFile {
     /// The buffer ring: warrant's finalizer and the cool-down of CRITICAL deletions.
     #[serde(default)]
     pub buffer: Option<Spanned<BufferFile>>,
+    /// At admission, the target's real request rate from a Prometheus server instead of the
+    /// fixed estimate.
+    #[serde(default)]
+    pub(crate) live_traffic: Option<Spanned<LiveTrafficFile>>,
 }
 
 /// A protected namespace rule.
@@ -190,9 +195,14 @@ pub struct TicketsFile {
     /// Approvals required per level (defaults: critical 2, high 1, standard 0).
     #[serde(default)]
     pub approvals: Option<ApprovalsFile>,
-    /// Where tickets come from besides `file` (`cluster: {}`: the cluster's DeletionTickets).
+    /// Where tickets come from besides `file` (`cluster: {}`: the cluster's DeletionTickets;
+    /// `webhook`: an external ticket system).
     #[serde(default)]
     pub source: Option<TicketSourceFile>,
+    /// Whether a `DeletionTicket` may name its targets with `*` in name or namespace (default
+    /// false: refused at create).
+    #[serde(default)]
+    pub(crate) allow_wildcard_targets: Option<bool>,
 }
 
 /// Where tickets come from.
@@ -202,6 +212,29 @@ pub struct TicketSourceFile {
     /// The cluster's `DeletionTicket` objects, watched.
     #[serde(default)]
     pub cluster: Option<ClusterTicketsFile>,
+    /// An external ticket system, asked over HTTPS for each presented ticket.
+    #[serde(default)]
+    pub webhook: Option<Spanned<TicketWebhookFile>>,
+}
+
+/// An external ticket system as the ticket source: where it is and how long its answers count.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TicketWebhookFile {
+    /// The kubeconfig naming the endpoint, its CA, client certificate and credentials (an
+    /// absolute path).
+    #[serde(default)]
+    pub kube_config_file: Option<Spanned<String>>,
+    /// How long one lookup may take (a Go duration, default `2s`, at most `10s`).
+    #[serde(default)]
+    pub timeout: Option<Spanned<String>>,
+    /// How long an Approved answer is reused (default `30s`; `0s` never).
+    #[serde(default, rename = "approvedTTL")]
+    pub approved_ttl: Option<Spanned<String>>,
+    /// How long any other answer (not found, Pending, Rejected, Expired) is reused (default
+    /// `5s`; `0s` never).
+    #[serde(default, rename = "unapprovedTTL")]
+    pub unapproved_ttl: Option<Spanned<String>>,
 }
 
 /// The cluster's `DeletionTicket`s as the ticket source (no settings yet).
@@ -295,4 +328,10 @@ pub(crate) struct RiskWeightsFile {
     /// The traffic estimate per affected pod behind an Ingress, in requests per second (120).
     #[serde(default)]
     pub(crate) qps_per_pod: Option<u32>,
+    /// Traffic of at least `highTrafficAt` requests per second reaching the target (0).
+    #[serde(default)]
+    pub(crate) high_traffic: Option<u32>,
+    /// The requests per second from which `highTraffic` applies (1000).
+    #[serde(default)]
+    pub(crate) high_traffic_at: Option<u32>,
 }

@@ -13,10 +13,11 @@ use crate::config::schema::At;
 use crate::config::schema::guard::{self as file, GuardFile};
 use chrono::{DateTime, NaiveTime, Utc, Weekday};
 use chrono_tz::Tz;
-use std::path::Path;
 
 mod buffer;
 mod objects;
+mod tickets;
+mod traffic;
 mod unusual;
 
 /// Checks the block of the entry at `base`; `None` when anything is wrong (errors recorded).
@@ -51,7 +52,7 @@ pub(super) fn check(
     let trusted = trusted(c, &p, f);
     let windows = windows(c, &p, f, time_zone);
     let freezes = freezes(c, &p, f);
-    let tickets = tickets(c, &p, f.tickets.as_ref());
+    let tickets = tickets::check(c, &p, f.tickets.as_ref());
     let rate_limits = rate_limits(c, &p, f);
     let unusual_deletions = unusual::check(c, &p, f.unusual_deletions.as_ref());
     let thresholds = thresholds(c, &p, f.risk_thresholds.as_ref());
@@ -59,6 +60,7 @@ pub(super) fn check(
     let object_protection = objects::protection(c, &p, f);
     let rate_limit_stage = objects::rate_limit_stage(c, &p, f);
     let buffer = buffer::check(c, &p, f.buffer.as_ref());
+    let live_traffic = traffic::check(c, &p, f.live_traffic.as_ref());
     if namespaces.is_empty()
         && resources.is_empty()
         && f.rate_limits.is_empty()
@@ -94,6 +96,7 @@ pub(super) fn check(
         objects: object_protection,
         rate_limit_stage,
         buffer,
+        live_traffic,
         warrant_service_account: own_account(f),
     })
 }
@@ -341,68 +344,6 @@ fn freezes(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<Freeze> {
     freezes
 }
 
-/// `tickets`: the file (resolved against the configuration file's directory), the extra key,
-/// the levels that always need a ticket and the approvals per level.
-fn tickets(c: &mut Checker, p: &str, tickets: Option<&At<file::TicketsFile>>) -> TicketSettings {
-    let Some(t) = tickets else {
-        return TicketSettings {
-            file: None,
-            extra_key: "warrant.dev/ticket".into(),
-            required_for: Vec::new(),
-            approvals: [0, 1, 2],
-            cluster: None,
-        };
-    };
-    let tl = line(t);
-    let tp = format!("{p}.tickets");
-    let mut required_for = Vec::new();
-    for (i, l) in t.value.required_for.iter().enumerate() {
-        if let Some(l) = level(c, tl, &format!("{tp}.requiredFor[{i}]"), l) {
-            required_for.push(l);
-        }
-    }
-    let a = t.value.approvals.as_ref();
-    let file = t.value.file.as_ref().map(|name| {
-        let dir = Path::new(&*c.file).parent().unwrap_or(Path::new(""));
-        dir.join(name)
-    });
-    if t.value.file.as_deref() == Some("") {
-        c.push(tl, format!("{tp}.file"), ErrorKind::Required(None));
-    }
-    let source = t.value.source.as_ref();
-    let cluster = source
-        .and_then(|s| s.cluster.as_ref())
-        .map(|_| ClusterTickets {});
-    if source.is_some() && cluster.is_none() {
-        c.push(tl, format!("{tp}.source"), ErrorKind::Required(None));
-    }
-    if cluster.is_some() && file.is_some() {
-        c.push(
-            tl,
-            format!("{tp}.source"),
-            invalid(
-                "cluster",
-                "tickets come from one place: file or source.cluster, not both",
-            ),
-        );
-    }
-    TicketSettings {
-        file,
-        extra_key: t
-            .value
-            .extra_key
-            .clone()
-            .unwrap_or_else(|| "warrant.dev/ticket".into()),
-        required_for,
-        approvals: [
-            a.and_then(|a| a.standard).unwrap_or(0),
-            a.and_then(|a| a.high).unwrap_or(1),
-            a.and_then(|a| a.critical).unwrap_or(2),
-        ],
-        cluster,
-    }
-}
-
 /// `rateLimits`: a kind, a count of at least 1 and a positive Go duration each.
 fn rate_limits(c: &mut Checker, p: &str, f: &GuardFile) -> Vec<RateLimit> {
     let mut rate_limits = Vec::new();
@@ -508,7 +449,7 @@ fn principals(
     out
 }
 
-fn level(c: &mut Checker, l: u32, p: &str, v: &str) -> Option<Level> {
+pub(super) fn level(c: &mut Checker, l: u32, p: &str, v: &str) -> Option<Level> {
     let r = Level::parse(v);
     if r.is_none() {
         c.push(

@@ -247,7 +247,17 @@ fn check_kube_config_file(
     tl: u32,
     file: Option<&At<String>>,
 ) -> Option<PathBuf> {
-    let path = format!("{base}.connectionInfo.kubeConfigFile");
+    kube_config_file(c, format!("{base}.connectionInfo.kubeConfigFile"), tl, file)
+}
+
+/// A kubeconfig's path at field `path`: required (missing: an error on line `tl`), an
+/// absolute path to a regular file. Shared with the ticket webhook's `kubeConfigFile`.
+pub(super) fn kube_config_file(
+    c: &mut Checker,
+    path: String,
+    tl: u32,
+    file: Option<&At<String>>,
+) -> Option<PathBuf> {
     let Some(f) = file else {
         c.push(tl, path, ErrorKind::Required(None));
         return None;

@@ -18,6 +18,7 @@ fn registered() -> BTreeMap<String, String> {
     ));
     // As `warrant serve` registers them with a cluster connection.
     let mut registry = prometheus_client::registry::Registry::default();
+    warrant::authorizer::deletion_guard::tickets::TicketFeed::new().register(&mut registry);
     let leader = warrant::leader::LeaderMetrics::default();
     leader.register(&mut registry);
     warrant::cluster::metrics::register(&cache, &mut registry);
@@ -25,6 +26,7 @@ fn registered() -> BTreeMap<String, String> {
     buffer.register(&mut registry);
     warrant::server::tls::CertificateExpiry::default().register(&mut registry);
     let defense = warrant::defense::DefenseMetrics::register(&mut registry);
+    warrant::defense::coverage_export::CoverageExport::register(&mut registry);
     let access = warrant::cluster::AccessReviewMetrics::register(&mut registry);
     let sinks = warrant::telemetry::audit::remote::SinkMetrics::register(&mut registry);
     let metrics = warrant::telemetry::metrics::Metrics::in_registry(registry);

@@ -220,8 +220,12 @@ fn baselines_survive_a_reload_that_changes_the_settings() {
     for i in 0..8 {
         judge(&g, &configmaps("delete", "c", "ci", i, None));
     }
-    let second =
-        GuardShared::reuse_or_new(Some(&first), &parse(5), FailurePolicy::Deny, None, None);
+    let second = GuardShared::reuse_or_new(
+        Some(&first),
+        &parse(5),
+        FailurePolicy::Deny,
+        Default::default(),
+    );
     assert!(std::sync::Arc::ptr_eq(&first.baselines, &second.baselines));
     assert_eq!(second.baselines.len(), 1);
     // Factor 5: 5 per window; the 8 already counted make the ninth a burst.

@@ -5,6 +5,10 @@
 //! then applies its failure policy (`TICKET_SOURCE_UNAVAILABLE` in Observe mode), never an old
 //! or empty list by accident.
 //!
+//! An object the watch cannot read as a ticket (it does not decode, or names no targets) is
+//! skipped, logged and counted (`warrant_ticket_objects_skipped_total`, [`TicketFeed::skip`]);
+//! the others are published as usual.
+//!
 //! How a `DeletionTicket` reads as a ticket ([`ticket_of`]): its id is `<namespace>/<name>`; it
 //! pre-authorises its requester (`spec.requestedBy`) for its targets (no id need be presented);
 //! its approvers are the distinct users of `status.approvals`, less the requester (warrant's
@@ -18,6 +22,8 @@ use super::ticket::{Scope, Status, Ticket, UsedFor};
 use crate::authorizer::deletion_guard::error::GuardError;
 use crate::tickets::{DeletionTicket, Phase, status_of};
 use arc_swap::ArcSwap;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::registry::Registry;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct TicketFeed {
     current: ArcSwap<Snapshot>,
     wanted: AtomicBool,
+    skipped: Counter,
 }
 
 impl Default for TicketFeed {
@@ -44,7 +51,28 @@ impl TicketFeed {
                 reason: Arc::from("the watch of DeletionTickets has not listed them yet"),
             })),
             wanted: AtomicBool::new(false),
+            skipped: Counter::default(),
         }
+    }
+
+    /// Registers `warrant_ticket_objects_skipped` (the watched objects warrant could not read
+    /// as tickets) in `registry`.
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "warrant_ticket_objects_skipped",
+            "DeletionTicket objects the watch skipped because warrant cannot read them as tickets (each logged); the other tickets still count",
+            self.skipped.clone(),
+        );
+    }
+
+    /// Counts one watched object skipped (the watch logs why).
+    pub fn skip(&self) {
+        self.skipped.inc();
+    }
+
+    /// How many watched objects were skipped so far.
+    pub fn skipped(&self) -> u64 {
+        self.skipped.get()
     }
 
     /// A feed that will never list: no cluster connection is configured.

@@ -1,13 +1,17 @@
 //! Where a guard's tickets come from ([`TicketSource`]): the tickets file, read into a
 //! [`Snapshot`] and read again when the file changes (through [`crate::file_watch::FileWatch`]
 //! when a runtime is running, read once otherwise), or the cluster's `DeletionTicket`s, whose
-//! snapshot a watch keeps ([`super::feed`]). What a ticket authorises is the parent module's
+//! snapshot a watch keeps ([`super::feed`]), or an external ticket system asked for each
+//! presented ticket ([`super::webhook`]). What a ticket authorises is the parent module's
 //! business.
 
 use super::feed::TicketFeed;
 use super::snapshot::Snapshot;
 use super::ticket::Ticket;
+use super::webhook::WebhookTickets;
+use crate::authorizer::Deadline;
 use crate::authorizer::deletion_guard::error::GuardError;
+use crate::authorizer::deletion_guard::scope::Target;
 use arc_swap::ArcSwap;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -28,6 +32,8 @@ pub enum TicketSource {
     File(FileTickets),
     /// The cluster's `DeletionTicket`s, as the watch last saw them.
     Cluster(Arc<TicketFeed>),
+    /// An external ticket system, asked for each presented ticket.
+    Webhook(Box<WebhookTickets>),
 }
 
 /// The tickets file and its last read.
@@ -59,11 +65,25 @@ impl TicketSource {
         Arc::new(Self::Cluster(feed))
     }
 
-    /// The current snapshot.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        match self {
-            Self::File(f) => f.current.load_full(),
-            Self::Cluster(feed) => feed.snapshot(),
+    /// An external ticket system.
+    pub fn webhook(tickets: WebhookTickets) -> Arc<Self> {
+        Arc::new(Self::Webhook(Box::new(tickets)))
+    }
+
+    /// The tickets to judge a request presenting `presented` (if anything) for `target`: the
+    /// file's or the cluster's as last read; for a ticket system, the presented ticket as it
+    /// answers (nothing when none is presented: it cannot pre-authorise).
+    pub async fn lookup(
+        &self,
+        presented: Option<&str>,
+        target: &Target<'_>,
+        deadline: Deadline,
+    ) -> Arc<Snapshot> {
+        match (self, presented) {
+            (Self::File(f), _) => f.current.load_full(),
+            (Self::Cluster(feed), _) => feed.snapshot(),
+            (Self::Webhook(w), Some(id)) => Arc::new(w.lookup(id, target, deadline).await),
+            (Self::Webhook(_), None) => Arc::new(Snapshot::Loaded(HashMap::new())),
         }
     }
 
@@ -71,11 +91,19 @@ impl TicketSource {
     pub fn path(&self) -> Option<&Path> {
         match self {
             Self::File(f) => Some(&f.path),
-            Self::Cluster(_) => None,
+            Self::Cluster(_) | Self::Webhook(_) => None,
         }
     }
 
-    /// Reads the file again (a cluster source follows its watch).
+    /// Why a ticket webhook cannot be used, for a webhook source that cannot.
+    pub fn build_error(&self) -> Option<&crate::authorizer::webhook::BuildError> {
+        match self {
+            Self::Webhook(w) => w.build_error(),
+            Self::File(_) | Self::Cluster(_) => None,
+        }
+    }
+
+    /// Reads the file again (a cluster source follows its watch; a webhook is asked each time).
     pub fn reload(&self) {
         if let Self::File(f) = self {
             f.current.store(Arc::new(read(&f.path)));

@@ -87,6 +87,10 @@ pub struct Requirement<'a> {
     /// At admission, the uid of the stored object (a Used ticket still covers the deletion of
     /// the object it was used for, judged again).
     pub object_uid: Option<&'a str>,
+    /// Whether a `DeletionTicket` target's name and namespace are patterns
+    /// (`tickets.allowWildcardTargets`); otherwise they match exactly, so a `*` written while
+    /// the webhook was not called covers nothing.
+    pub wildcard_targets: bool,
 }
 
 /// Why a ticket does not authorise a request: the first validity rule it breaks.
@@ -165,7 +169,7 @@ impl Ticket {
         if self.expires <= need.now {
             return Err(Rejection::Expired(self.expires));
         }
-        if !self.covers(target) {
+        if !self.covers(target, need.wildcard_targets) {
             return Err(Rejection::OutOfScope);
         }
         Ok(&self.id)
@@ -184,8 +188,13 @@ impl Ticket {
         !self.scope.requesters.is_empty()
     }
 
-    /// Whether the ticket's scope covers the target.
-    pub(crate) fn covers(&self, t: &Target<'_>) -> bool {
+    /// Whether the ticket's scope covers the target (`wildcards`: its targets' names and
+    /// namespaces are patterns).
+    pub(crate) fn covers(&self, t: &Target<'_>, wildcards: bool) -> bool {
+        let named = |written: &str, actual: &str| match wildcards {
+            true => Pattern::new(written).matches(actual),
+            false => written == actual,
+        };
         let pats = |v: &[String]| v.iter().map(|s| Pattern::new(s)).collect::<Vec<_>>();
         let s = &self.scope;
         let kind_ok = s.resources.is_empty()
@@ -197,8 +206,8 @@ impl Ticket {
             || self.targets.iter().any(|o| {
                 o.group == t.group
                     && o.resource == t.resource
-                    && o.namespace == t.namespace
-                    && o.name == t.name
+                    && named(&o.namespace, t.namespace)
+                    && named(&o.name, t.name)
             });
         (s.namespaces.is_empty() || any(&pats(&s.namespaces), t.namespace))
             && kind_ok

@@ -78,7 +78,7 @@ pub(super) fn rate_limit_scope(c: &mut Checker, rp: &str, r: &RateLimitFile) -> 
 const MAX_WEIGHT: u32 = 1000;
 
 /// `riskWeights`: every weight defaults to the model and is at most [`MAX_WEIGHT`];
-/// `manyPodsAt` must be at least 1.
+/// `manyPodsAt` and `highTrafficAt` must be at least 1.
 pub(super) fn weights(c: &mut Checker, p: &str, w: Option<&At<RiskWeightsFile>>) -> RiskWeights {
     let d = RiskWeights::default();
     let Some(w) = w else { return d };
@@ -95,6 +95,8 @@ pub(super) fn weights(c: &mut Checker, p: &str, w: Option<&At<RiskWeightsFile>>)
         bound_volumes: v.bound_volumes.unwrap_or(d.bound_volumes),
         business_hours: v.business_hours.unwrap_or(d.business_hours),
         qps_per_pod: v.qps_per_pod.unwrap_or(d.qps_per_pod),
+        high_traffic: v.high_traffic.unwrap_or(d.high_traffic),
+        high_traffic_at: v.high_traffic_at.unwrap_or(d.high_traffic_at),
     };
     let weights = [
         ("critical", out.critical),
@@ -106,6 +108,7 @@ pub(super) fn weights(c: &mut Checker, p: &str, w: Option<&At<RiskWeightsFile>>)
         ("ingress", out.ingress),
         ("boundVolumes", out.bound_volumes),
         ("businessHours", out.business_hours),
+        ("highTraffic", out.high_traffic),
     ];
     for (field, v) in weights {
         if v > MAX_WEIGHT {
@@ -116,12 +119,17 @@ pub(super) fn weights(c: &mut Checker, p: &str, w: Option<&At<RiskWeightsFile>>)
             );
         }
     }
-    if out.many_pods_at == 0 {
-        c.push(
-            line(w),
-            format!("{p}.riskWeights.manyPodsAt"),
-            invalid("0", "must be at least 1"),
-        );
+    for (field, at) in [
+        ("manyPodsAt", out.many_pods_at),
+        ("highTrafficAt", out.high_traffic_at),
+    ] {
+        if at == 0 {
+            c.push(
+                line(w),
+                format!("{p}.riskWeights.{field}"),
+                invalid("0", "must be at least 1"),
+            );
+        }
     }
     out
 }

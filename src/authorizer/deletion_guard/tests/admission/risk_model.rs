@@ -47,7 +47,8 @@ fn the_risk_model_point_for_point() {
         json!({"target": "shop/deployments.apps/web", "runningPods": 25,
                "services": ["shop/web"], "serviceCount": 1, "ingresses": ["shop/web"],
                "ingressCount": 1, "boundVolumes": ["shop/data"], "boundVolumeCount": 1,
-               "estimatedQps": qps})
+               "estimatedQps": qps,
+               "traffic": {"source": "estimate", "requestsPerSecond": f64::from(qps)}})
     );
     assert!(
         j.message.ends_with(&format!(
@@ -278,5 +279,63 @@ fn configured_weights_replace_the_model() {
     assert_eq!(
         j.assessment["riskReasons"][2],
         "ingress shop/web reaches the target (~42 QPS) +5"
+    );
+}
+
+#[test]
+fn the_traffic_weight_applies_from_its_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    riskWeights: {highTraffic: 12, highTrafficAt: 720, businessHours: 0}\n",
+    );
+    let w = RiskWeights::default();
+    // 6 pods behind the Ingress: 720 req/s estimated, at the threshold; 5 pods: 600, under it.
+    for (pods, weighed) in [(6, true), (5, false)] {
+        let view = Fixed {
+            dependents: served_by(pods),
+            ..Fixed::default()
+        };
+        let j = judge(&g, &Request::delete(web(None, None)), &view, IN_HOURS);
+        let qps = pods * w.qps_per_pod;
+        let mut parts = vec![
+            (format!("{pods} running pods affected"), w.some_pods),
+            (
+                format!("ingress shop/web reaches the target (~{qps} QPS)"),
+                w.ingress,
+            ),
+        ];
+        if weighed {
+            parts.push((format!("traffic ~{qps} QPS >= 720 req/s"), 12));
+        }
+        parts.push(("1 bound volumes affected".to_owned(), w.bound_volumes));
+        parts.push(("business hours".to_owned(), 0));
+        assert_eq!(
+            j.assessment["riskReasons"],
+            json!(reasons(&parts)),
+            "{pods}"
+        );
+        let score: u32 = parts.iter().map(|(_, p)| p).sum();
+        assert_eq!(j.assessment["riskScore"], score, "{pods}");
+        assert_eq!(j.assessment["impact"]["traffic"]["source"], "estimate");
+    }
+}
+
+#[test]
+fn a_live_query_naming_a_missing_label_falls_back_to_the_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(
+        dir.path(),
+        "    liveTraffic:\n      prometheus: {url: 'http://127.0.0.1:9'}\n      queries:\n      - {group: apps, resource: deployments, query: 'sum(rate(x{app=\"${label:app}\"}[2m]))'}\n",
+    );
+    let view = Fixed {
+        dependents: served_by(2),
+        ..Fixed::default()
+    };
+    let j = judge(&g, &Request::delete(web(None, None)), &view, IN_HOURS);
+    assert_eq!(
+        j.assessment["impact"]["traffic"],
+        json!({"source": "estimate", "requestsPerSecond": 240.0,
+               "fallback": {"reason": "missing_label", "message": "the target has no label \"app\""}})
     );
 }

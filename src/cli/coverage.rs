@@ -1,7 +1,8 @@
 //! `warrant coverage --config FILE (--kubeconfig PATH | --cluster-state DIR)`: the objects that
 //! look critical (the guard's risk model scores their deletion at `--min-level` or above, or
 //! their name or namespace matches `--critical-names`) but that no rule or protection label of
-//! the guard protects, riskiest first, as a table or JSON. Exit status: 0 when there is no gap,
+//! the guard protects, riskiest first, as a table or JSON. Against a live cluster, the objects of
+//! every custom resource are candidates too. Exit status: 0 when there is no gap,
 //! 1 when there are gaps, 2 on a usage, configuration or cluster error.
 
 use super::ExitStatus;
@@ -201,7 +202,11 @@ pub(super) async fn read_cluster(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let inventory = cache.read(|i| i.inventory()).map_err(|e| e.to_string())?;
+    let mut inventory = cache.read(|i| i.inventory()).map_err(|e| e.to_string())?;
+    let custom = crate::cluster::crd::custom_objects(&client, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    inventory.extend(custom);
     Ok((inventory, cache, Some(client)))
 }
 

@@ -1,6 +1,8 @@
 //! [`Inventoried`]: the objects of the index whose deletion can hurt (Namespaces, Deployments,
 //! StatefulSets, DaemonSets, bound PersistentVolumeClaims), each as a minimal object (kind,
-//! name, namespace, labels) that the guard's risk model can score. `warrant coverage` reads it.
+//! name, namespace, labels) that the guard's risk model can score, and the objects of custom
+//! resources ([`InventoryKind::Custom`], listed live by `super::crd::custom_objects`). `warrant
+//! coverage` and `warrant recommend` read it.
 
 use super::index::Index;
 use super::labels::Labels;
@@ -17,11 +19,59 @@ pub const INVENTORIED: [Resource; 5] = [
     Resource::PersistentVolumeClaims,
 ];
 
+/// A custom resource's kind, as its CustomResourceDefinition names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CustomKind {
+    /// API group.
+    pub group: String,
+    /// The version listed (served, the storage one when served).
+    pub version: String,
+    /// Plural resource.
+    pub plural: String,
+    /// Kind.
+    pub kind: String,
+}
+
+/// The kind of an inventoried object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum InventoryKind {
+    /// A kind the cache holds.
+    Builtin(Resource),
+    /// A custom resource's kind.
+    Custom(std::sync::Arc<CustomKind>),
+}
+
+impl InventoryKind {
+    /// API group (`""` core).
+    pub fn group(&self) -> &str {
+        match self {
+            InventoryKind::Builtin(r) => r.group(),
+            InventoryKind::Custom(c) => &c.group,
+        }
+    }
+
+    /// Plural resource.
+    pub fn plural(&self) -> &str {
+        match self {
+            InventoryKind::Builtin(r) => r.plural(),
+            InventoryKind::Custom(c) => &c.plural,
+        }
+    }
+
+    /// Kind.
+    pub fn kind(&self) -> &str {
+        match self {
+            InventoryKind::Builtin(r) => r.kind(),
+            InventoryKind::Custom(c) => &c.kind,
+        }
+    }
+}
+
 /// One object of an inventoried kind.
 #[derive(Debug, Clone)]
 pub struct Inventoried {
     /// Its kind.
-    pub resource: Resource,
+    pub resource: InventoryKind,
     /// The object as far as the index knows it: `apiVersion`, `kind`, `metadata.name`,
     /// `metadata.namespace` and `metadata.labels`.
     pub object: Subject,
@@ -51,7 +101,7 @@ impl Index {
         for resource in INVENTORIED {
             let mut push = |ns: &str, name: &str, labels: &Labels| {
                 out.push(Inventoried {
-                    resource,
+                    resource: InventoryKind::Builtin(resource),
                     object: subject(resource, ns, name, labels),
                 });
             };

@@ -35,12 +35,12 @@ pub struct Criteria {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Gap {
-    /// `Namespace`, `StatefulSet`, ...
-    pub kind: &'static str,
+    /// `Namespace`, `StatefulSet`, or a custom resource's kind.
+    pub kind: String,
     /// API group (`""` core).
-    pub group: &'static str,
+    pub group: String,
     /// Plural resource.
-    pub resource: &'static str,
+    pub resource: String,
     /// Namespace (`""` for a Namespace).
     pub namespace: String,
     /// Name.
@@ -91,7 +91,7 @@ pub async fn gaps(
     for item in inventory {
         let (group, resource) = (item.resource.group(), item.resource.plural());
         let o = &item.object;
-        let home = if item.resource.plural() == "namespaces" {
+        let home = if group.is_empty() && resource == "namespaces" {
             o.name()
         } else {
             o.namespace()
@@ -114,9 +114,9 @@ pub async fn gaps(
             continue;
         }
         out.push(Gap {
-            kind: item.resource.kind(),
-            group,
-            resource,
+            kind: item.resource.kind().to_owned(),
+            group: group.to_owned(),
+            resource: resource.to_owned(),
             namespace: o.namespace().to_owned(),
             name: o.name().to_owned(),
             score: risk.score,
@@ -127,7 +127,7 @@ pub async fn gaps(
     out.sort_by(|a, b| {
         b.score
             .cmp(&a.score)
-            .then_with(|| (&a.namespace, &a.name, a.kind).cmp(&(&b.namespace, &b.name, b.kind)))
+            .then_with(|| (&a.namespace, &a.name, &a.kind).cmp(&(&b.namespace, &b.name, &b.kind)))
     });
     Ok(out)
 }

@@ -31,7 +31,7 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(300);
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CoverageLabels {
-    kind: &'static str,
+    kind: String,
     namespace: String,
 }
 
@@ -76,7 +76,7 @@ impl CoverageExport {
         &self,
         spec: &GuardSpec,
         cache: &Arc<Cache>,
-    ) -> Result<BTreeMap<(&'static str, String), i64>, CountError> {
+    ) -> Result<BTreeMap<(String, String), i64>, CountError> {
         // A cache that has not listed everything would count gaps as covered.
         cache.ready().map_err(CountError::Cache)?;
         let inventory = cache.read(|i| i.inventory()).map_err(CountError::Cache)?;
@@ -97,7 +97,7 @@ impl CoverageExport {
         for ((kind, namespace), n) in &counts {
             self.unprotected
                 .get_or_create(&CoverageLabels {
-                    kind,
+                    kind: kind.clone(),
                     namespace: namespace.clone(),
                 })
                 .set(*n);

@@ -1085,3 +1085,79 @@ fn the_shipped_webhook_configuration() {
         )) || changes.contains(&format!("!= oldObject.metadata.labels['{LABEL}']")));
     }
 }
+
+/// The DELETE of deployment `shop/web` by `user`, as kube-apiserver sends it.
+fn delete_by(user: &str, uid: &str, dry_run: bool) -> String {
+    review(
+        uid,
+        "DELETE",
+        deployment(None, None, 0),
+        Value::Null,
+        dry_run,
+    )
+    .replace(r#""username":"jane""#, &format!(r#""username":"{user}""#))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_validation_ring_counts_unusual_deletions_under_rate_limit_stage_admission() {
+    // Defaults: a principal never seen starts at 6 an hour, so a burst is more than
+    // 10 x 6/h x 10m = 10 deletions within the window.
+    let s = start(
+        Fixed::default(),
+        "Deny",
+        "    rateLimitStage: Admission\n    unusualDeletions: {action: Deny}\n",
+    )
+    .await;
+    let w = &s.w;
+    // A steady principal at its usual pace is never flagged.
+    for i in 0..5 {
+        let (_, r) = admit(w, &delete_by("steady", &format!("steady-{i}"), false)).await;
+        assert_eq!(r["allowed"], true, "{r}");
+        assert_eq!(r["auditAnnotations"]["code"], "ALLOW", "{r}");
+    }
+    // Dry runs are judged but never counted.
+    for i in 0..15 {
+        let (_, r) = admit(w, &delete_by("looper", &format!("dry-{i}"), true)).await;
+        assert_eq!(r["allowed"], true, "{r}");
+    }
+    // A loop: ten deletions pass, the eleventh is a burst, and so are the next ones.
+    for i in 0..10 {
+        let (_, r) = admit(w, &delete_by("looper", &format!("loop-{i}"), false)).await;
+        assert_eq!(r["allowed"], true, "{i}: {r}");
+    }
+    for i in 10..13 {
+        let (_, r) = admit(w, &delete_by("looper", &format!("loop-{i}"), false)).await;
+        assert_eq!(r["allowed"], false, "{i}: {r}");
+        assert_eq!(
+            r["auditAnnotations"]["code"], "UNUSUAL_DELETION_RATE",
+            "{r}"
+        );
+    }
+    // The steady principal is not caught in the looper's burst.
+    let (_, r) = admit(w, &delete_by("steady", "steady-5", false)).await;
+    assert_eq!(r["allowed"], true, "{r}");
+    let records = audit(w, 34).await;
+    let flagged: Vec<(&str, &Value)> = records
+        .iter()
+        .filter_map(|r| {
+            let unusual = r["authorizers"]
+                .as_array()?
+                .iter()
+                .find_map(|a| a["guard"].get("unusual"))?;
+            Some((r["user"].as_str()?, unusual))
+        })
+        .collect();
+    assert_eq!(
+        flagged.iter().map(|(u, _)| *u).collect::<Vec<_>>(),
+        ["looper", "looper", "looper"],
+        "{flagged:?}"
+    );
+    assert_eq!(
+        flagged[0].1["inWindow"].as_f64(),
+        Some(11.0),
+        "{:?}",
+        flagged[0]
+    );
+    assert_eq!(flagged[0].1["action"], "Deny", "{:?}", flagged[0]);
+    s.w.stop().await;
+}

@@ -1,15 +1,19 @@
 //! `warrant coverage` against a real kube-apiserver (and etcd): a StatefulSet with running pods
 //! and a bound claim, its claim, their Namespace and a Namespace named like production are
 //! listed as unprotected; the same kinds in a Namespace protected by its label, and an idle
-//! Deployment, are not; the exit status says whether there are gaps. The leader's series
-//! (`warrant_coverage_unprotected_objects`) count the same gaps from a cache watching the same
-//! cluster, and drop a namespace's once it is labelled. Skipped when `KUBE_BIN_DIR` is not set.
+//! Deployment, are not; a custom resource's object owning such a StatefulSet is listed by what
+//! it owns, and one owning nothing is not; the exit status says whether there are gaps. The
+//! leader's series (`warrant_coverage_unprotected_objects`) count the same gaps of the kinds its
+//! cache holds from a cache watching the same cluster, and drop a namespace's once it is
+//! labelled. Skipped when `KUBE_BIN_DIR` is not set.
 
 use super::cluster_apiserver::{Logs, control_plane, create, owner, until};
 use super::support::BIN;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Pod};
-use kube::api::{Api, Patch, PatchParams};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::ApiResource;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -122,6 +126,47 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
         "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "idle"}},
                  "template": {"metadata": {"labels": {"app": "idle"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})).await;
 
+    // A custom resource: `data/orders` owns a StatefulSet like scratch's; `data/idle` owns
+    // nothing.
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    create(&crds, json!({"metadata": {"name": "databases.example.com"}, "spec": {"group": "example.com", "scope": "Namespaced",
+        "names": {"kind": "Database", "plural": "databases", "singular": "database", "listKind": "DatabaseList"},
+        "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).await;
+    create(&namespaces, json!({"metadata": {"name": "data"}})).await;
+    let databases: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "data",
+        &ApiResource {
+            group: "example.com".into(),
+            version: "v1".into(),
+            api_version: "example.com/v1".into(),
+            kind: "Database".into(),
+            plural: "databases".into(),
+        },
+    );
+    let mut uids = Vec::new();
+    for name in ["orders", "idle"] {
+        let o: DynamicObject = serde_json::from_value(
+            json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"name": name}}),
+        )
+        .unwrap();
+        let made = until("the CRD served", Duration::from_secs(20), async || {
+            databases.create(&PostParams::default(), &o).await.ok()
+        })
+        .await;
+        uids.push(made.metadata.uid.unwrap());
+    }
+    database(&client, "data", 2).await;
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "data");
+    sets.patch(
+        "db",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "example.com/v1", "kind": "Database", "name": "orders", "uid": uids[0]}]}})),
+    )
+    .await
+    .unwrap();
+
     let (status, out) = coverage(&config, &kubeconfig, &["-o", "json"]);
     assert_eq!(status, 1, "gaps exit 1: {out}");
     let gaps: Vec<Value> = serde_json::from_str(&out).unwrap();
@@ -142,12 +187,30 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
     assert_eq!(
         listed,
         vec![
+            row("Namespace", "", "data", 30),
             row("Namespace", "", "scratch", 30),
+            row("PersistentVolumeClaim", "data", "data-db-0", 30),
+            row("StatefulSet", "data", "db", 30),
+            row("Database", "data", "orders", 30),
             row("PersistentVolumeClaim", "scratch", "data-db-0", 30),
             row("StatefulSet", "scratch", "db", 30),
             row("Namespace", "", "payments-prod", 0),
         ],
         "{out}"
+    );
+    let orders = gaps.iter().find(|g| g["name"] == "orders").unwrap();
+    assert_eq!(
+        (&orders["group"], &orders["resource"], &orders["level"]),
+        (&json!("example.com"), &json!("databases"), &json!("MEDIUM")),
+        "{orders}"
+    );
+    assert_eq!(
+        orders["reasons"],
+        json!([
+            "2 running pods affected +10",
+            "1 bound volumes affected +20"
+        ]),
+        "{orders}"
     );
     let db = gaps.iter().find(|g| g["name"] == "db").unwrap();
     assert_eq!(db["level"], "MEDIUM");
@@ -172,7 +235,8 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
     assert!(
         table.contains("StatefulSet")
             && table.contains("scratch/db")
-            && table.ends_with("4 unprotected critical objects\n"),
+            && table.contains("Database")
+            && table.ends_with("8 unprotected critical objects\n"),
         "{table}"
     );
     let (status, table) = coverage(
@@ -199,7 +263,7 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
     };
     let mut registry = prometheus_client::registry::Registry::default();
     let export = CoverageExport::register(&mut registry);
-    let series = |counts: &std::collections::BTreeMap<(&'static str, String), i64>| {
+    let series = |counts: &std::collections::BTreeMap<(String, String), i64>| {
         counts
             .iter()
             .map(|((k, ns), n)| format!("{k} {ns} {n}"))
@@ -209,9 +273,12 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
     assert_eq!(
         series(&counts),
         [
+            "Namespace data 1",
             "Namespace payments-prod 1",
             "Namespace scratch 1",
+            "PersistentVolumeClaim data 1",
             "PersistentVolumeClaim scratch 1",
+            "StatefulSet data 1",
             "StatefulSet scratch 1",
         ]
     );
@@ -236,10 +303,19 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
         .unwrap();
     let counts = until("scratch protected", Duration::from_secs(30), async || {
         let c = export.refresh(spec, &cache).await.unwrap();
-        (c.len() == 1).then_some(c)
+        (c.len() == 4).then_some(c)
     })
     .await;
-    assert_eq!(series(&counts), ["Namespace payments-prod 1"]);
+    // The custom resource's object is not in the cache: the leader does not count it.
+    assert_eq!(
+        series(&counts),
+        [
+            "Namespace data 1",
+            "Namespace payments-prod 1",
+            "PersistentVolumeClaim data 1",
+            "StatefulSet data 1",
+        ]
+    );
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
     assert!(!text.contains(r#"namespace="scratch""#), "{text}");

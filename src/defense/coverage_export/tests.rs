@@ -34,7 +34,7 @@ fn counted() -> CoverageExport {
     export
         .unprotected
         .get_or_create(&CoverageLabels {
-            kind: "StatefulSet",
+            kind: "StatefulSet".into(),
             namespace: "scratch".into(),
         })
         .set(1);

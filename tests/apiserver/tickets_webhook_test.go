@@ -8,9 +8,10 @@ package apiserver
 // policy once the system is gone.
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -108,9 +109,21 @@ authorizers:
 
 func TestExternalTicketSystemAsTheTicketSource(t *testing.T) {
 	system := &ticketSystem{}
-	srv := httptest.NewTLSServer(system)
+	// A server certificate of the tier's CA: httptest's own certificate is a CA certificate
+	// used as the server's, which rustls (webpki) rightly refuses.
+	crt, key, err := E.pki.leaf(E.dir, "ticket-system", "127.0.0.1", x509.ExtKeyUsageServerAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.LoadX509KeyPair(crt, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(system)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
 	defer srv.Close()
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	caPEM := E.pki.caPEM
 	kc := filepath.Join(E.dir, "ticket-system.kubeconfig")
 	text := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -144,7 +157,7 @@ current-context: tickets
 	})
 	// The approved ticket covers ext-db, not ext-cache.
 	m := markLog(E.ring.audit)
-	err := presenting(t, tkExternal, "CHG-77").AppsV1().Deployments(tkNS).Delete(ctx(t), "ext-cache", metav1.DeleteOptions{})
+	err = presenting(t, tkExternal, "CHG-77").AppsV1().Deployments(tkNS).Delete(ctx(t), "ext-cache", metav1.DeleteOptions{})
 	refusedWith(t, m, err, "TICKET_SCOPE")
 	if err := presenting(t, tkExternal, "CHG-77").AppsV1().Deployments(tkNS).Delete(ctx(t), "ext-db", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("the delete on the approved external ticket: %v", err)

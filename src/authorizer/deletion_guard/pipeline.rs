@@ -202,7 +202,7 @@ impl DeletionGuard {
     ) -> Option<Measured> {
         let source = self.shared.traffic.as_ref()?;
         let measured = source
-            .measure(target, ctx.old_object.as_ref(), deadline)
+            .measure(target, ctx.old_object.as_ref(), deadline.0)
             .await?;
         if let Measured::Fallback { fallback, .. } = &measured {
             tracing::warn!(

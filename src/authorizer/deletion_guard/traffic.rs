@@ -12,7 +12,6 @@ mod cache;
 mod prometheus;
 
 use super::scope::Target;
-use crate::authorizer::Deadline;
 use crate::config::model::traffic::LiveTraffic;
 use crate::object::Subject;
 use cache::RateCache;
@@ -145,13 +144,13 @@ impl LiveTrafficSource {
         }
     }
 
-    /// The rate of `target` (`stored`: the object, whose labels the template may name); `None`
-    /// when no query covers its kind.
+    /// The rate of `target` (`stored`: the object, whose labels the template may name) asked
+    /// before `deadline` (the review's); `None` when no query covers its kind.
     pub(super) async fn measure(
         &self,
         target: &Target<'_>,
         stored: Option<&Subject>,
-        deadline: Deadline,
+        deadline: tokio::time::Instant,
     ) -> Option<Measured> {
         let template = self.settings.query_for(target.group, target.resource)?;
         let fallback = |query: Option<String>, reason, message: String| Measured::Fallback {
@@ -173,7 +172,7 @@ impl LiveTrafficSource {
             return Some(Measured::Live { per_second, query });
         }
         // Half of what is left: the rest of the admission must still fit.
-        let left = deadline.0.saturating_duration_since(now) / 2;
+        let left = deadline.saturating_duration_since(now) / 2;
         let timeout = self.settings.timeout.min(left);
         if timeout < MIN_QUERY_TIME {
             let message = format!("{left:?} left of the admission budget");

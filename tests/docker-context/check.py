@@ -13,7 +13,10 @@ What `docker build .` would do, step by step, for the stage the runtime image co
     `COPY --from=<stage>` path must exist once the stage has run.
 Layers are cached as Docker caches them: a step whose instruction, copied files and every step
 before it are unchanged since the last successful run is not run again (the cache key chain is
-kept beside the cargo build cache, and only the last run's chain is kept).
+kept beside the cargo build cache, and only the last run's chain is kept). As a Docker layer
+does, a cached RUN brings back what it wrote to the working folder (the stand-ins of the
+dependency layer, say): each RUN's folder, less `target/`, is kept as a tar archive under its
+key, and a key without its archive is run again.
 
 Usage: check.py REPO SCRATCH CARGO_TARGET_DIR   (exit 0: the build stage built and ran)
 """
@@ -25,6 +28,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 
 
 def fail(msg):
@@ -164,6 +168,27 @@ def sources_in_context(srcs, files):
     return picked
 
 
+def save_layer(scratch, path):
+    """The working folder after a RUN, less the build cache (`target/`), as a tar archive."""
+    with tarfile.open(path, "w") as tar:
+        for name in sorted(os.listdir(scratch)):
+            if name != "target":
+                tar.add(os.path.join(scratch, name), arcname=name)
+
+
+def restore_layer(scratch, path):
+    """A cached RUN's working folder back in place (its files and their modification times)."""
+    for name in os.listdir(scratch):
+        if name != "target":
+            full = os.path.join(scratch, name)
+            if os.path.isdir(full) and not os.path.islink(full):
+                shutil.rmtree(full)
+            else:
+                os.remove(full)
+    with tarfile.open(path) as tar:
+        tar.extractall(scratch, filter="tar")
+
+
 def main():
     repo, scratch, target = (os.path.abspath(a) for a in sys.argv[1:4])
     steps = instructions(os.path.join(repo, "Dockerfile"))
@@ -202,6 +227,10 @@ def main():
 
     layers = os.path.join(target, "docker-context-layers")
     os.makedirs(layers, exist_ok=True)
+    # This run's archives, moved into `layers` once the stage has built.
+    pending = os.path.join(target, "docker-context-pending")
+    shutil.rmtree(pending, ignore_errors=True)
+    os.makedirs(pending)
     last_chain = set(os.listdir(layers))
     for build, wanted in froms.items():
         if build not in stages:
@@ -247,13 +276,17 @@ def main():
             chain.append(key)
             if kw != "RUN":
                 continue
-            if cached and key in last_chain:
+            saved = os.path.join(layers, key)
+            if cached and key in last_chain and os.path.getsize(saved) > 0:
                 print(f"docker-context: CACHED RUN {arg[:100]}")
+                restore_layer(scratch, saved)
                 continue
             if cached:
                 # The target is about to change: no earlier chain holds any more.
+                # (The archives of this chain's steps so far stay: they are what it restored.)
                 for old in os.listdir(layers):
-                    os.remove(os.path.join(layers, old))
+                    if old not in chain:
+                        os.remove(os.path.join(layers, old))
                 cached = False
             env = {k: v for k, v in os.environ.items() if k not in ("CARGO_TARGET_DIR",)}
             env["CARGO_NET_OFFLINE"] = "true"
@@ -261,6 +294,7 @@ def main():
             r = subprocess.run(["sh", "-c", arg], cwd=scratch, env=env)
             if r.returncode != 0:
                 fail(f"RUN exited {r.returncode}: {arg}")
+            save_layer(scratch, os.path.join(pending, key))
         if workdir is None:
             fail(f"stage {build} has no WORKDIR")
         for w in wanted:
@@ -276,10 +310,20 @@ def main():
                 print(f"docker-context: {w} --version: {out.stdout.strip()}")
         # Only this run's chain is kept: a step is skipped next time only if the target holds
         # its output now.
-        for old in os.listdir(layers):
-            os.remove(os.path.join(layers, old))
+        kept = os.path.join(target, "docker-context-kept")
+        shutil.rmtree(kept, ignore_errors=True)
+        os.makedirs(kept)
         for k in chain:
-            open(os.path.join(layers, k), "w").close()
+            # A RUN's archive: this run's, or the cached one it restored; other steps: a marker.
+            for src in (os.path.join(pending, k), os.path.join(layers, k)):
+                if os.path.exists(src):
+                    shutil.move(src, os.path.join(kept, k))
+                    break
+            else:
+                open(os.path.join(kept, k), "w").close()
+        shutil.rmtree(layers)
+        os.rename(kept, layers)
+        shutil.rmtree(pending, ignore_errors=True)
     print("docker-context: the build stage built from the Docker build context")
 
 

@@ -54,7 +54,8 @@ pub enum Command {
     /// (also `kubectl warrant ticket`).
     Ticket(ticket::TicketArgs),
     /// List the objects that look critical (their deletion's risk, or a production-like name)
-    /// but that no rule or protection label of the guard protects.
+    /// but that no rule or protection label of the guard protects, or protects below their
+    /// risk; `-o yaml` prints the label patches that close the gaps.
     Coverage(coverage::CoverageArgs),
     /// List the deletions the buffer ring holds, with who asked and the time left (also
     /// `kubectl warrant holds`).

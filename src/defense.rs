@@ -19,7 +19,8 @@
 //! [`coverage`] looks the other way: at what the rings do *not* protect (objects whose deletion
 //! the risk model scores high, or named like production, that no rule or label protects);
 //! [`recommend`] proposes the levels that history argues for (what was deleted and restored,
-//! what many principals write, what is never deleted), with the evidence for each.
+//! what many principals write, what is never deleted), with the evidence for each; both print their fixes as
+//! [`label_patch`] documents.
 //!
 //! [`why`] explains a refusal to the person who got it: the chain's answer to their DELETE,
 //! with the guard's risk report, from what the cluster says now (`warrant why`).
@@ -35,6 +36,7 @@ pub mod admission;
 pub mod coverage;
 pub mod coverage_export;
 pub(crate) mod follow_up;
+pub mod label_patch;
 pub mod metrics;
 mod perform;
 pub mod recommend;

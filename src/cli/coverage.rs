@@ -1,9 +1,10 @@
 //! `warrant coverage --config FILE (--kubeconfig PATH | --cluster-state DIR)`: the objects that
 //! look critical (the guard's risk model scores their deletion at `--min-level` or above, or
 //! their name or namespace matches `--critical-names`) but that no rule or protection label of
-//! the guard protects, riskiest first, as a table or JSON. Against a live cluster, the objects of
-//! every custom resource are candidates too. Exit status: 0 when there is no gap,
-//! 1 when there are gaps, 2 on a usage, configuration or cluster error.
+//! the guard protects, or protects below the level their risk calls for, riskiest first, as a
+//! table, JSON, or the label patches that close the gaps (`-o yaml`). Against a live cluster,
+//! the objects of every custom resource are candidates too. Exit status: 0 when there is no
+//! gap, 1 when there are gaps, 2 on a usage, configuration or cluster error.
 
 use super::ExitStatus;
 use crate::authorizer::deletion_guard::RiskLevel;
@@ -23,6 +24,9 @@ pub enum Output {
     Table,
     /// The gaps as one JSON array.
     Json,
+    /// The label patches that close the gaps, one YAML document each (partial objects to
+    /// apply server-side), the score and reasons in comments.
+    Yaml,
 }
 
 /// The lowest risk level reported.
@@ -110,6 +114,16 @@ pub fn run(args: CoverageArgs) -> ExitStatus {
             return ExitStatus::Failure;
         }
     };
+    let label_key = match (args.output, spec.objects.protection_label.clone()) {
+        (Output::Yaml, None) => {
+            eprintln!(
+                "error: {}: the DeletionGuard has no protectionLabel to patch; protect with protectedResources rules instead",
+                args.config.display()
+            );
+            return ExitStatus::Usage;
+        }
+        (_, key) => key.unwrap_or_default(),
+    };
     let found = runtime.block_on(async {
         let (inventory, view, _) = read_cluster(
             args.cluster_state.as_deref(),
@@ -136,6 +150,7 @@ pub fn run(args: CoverageArgs) -> ExitStatus {
                 return ExitStatus::Failure;
             }
         },
+        Output::Yaml => print!("{}", patches(&gaps, &label_key)),
         Output::Table => print!("{}", table(&gaps)),
     }
     if gaps.is_empty() {
@@ -220,25 +235,65 @@ fn table(gaps: &[Gap]) -> String {
     }
     let _ = writeln!(
         out,
-        "{:<9} {:>5}  {:<22} {:<40} REASONS",
-        "LEVEL", "SCORE", "KIND", "NAMESPACE/NAME"
+        "{:<9} {:>5}  {:<22} {:<40} {:<19} REASONS",
+        "LEVEL", "SCORE", "KIND", "NAMESPACE/NAME", "PROTECTION"
     );
     for g in gaps {
-        let at = if g.namespace.is_empty() {
-            g.name.clone()
-        } else {
-            format!("{}/{}", g.namespace, g.name)
-        };
         let _ = writeln!(
             out,
-            "{:<9} {:>5}  {:<22} {:<40} {}",
+            "{:<9} {:>5}  {:<22} {:<40} {:<19} {}",
             g.level.as_str(),
             g.score,
             g.kind,
-            at,
+            place(g),
+            format!("{}->{}", current(g), g.wanted.as_str()),
             g.reasons.join(", ")
         );
     }
-    let _ = writeln!(out, "{} unprotected critical objects", gaps.len());
+    let below = gaps.iter().filter(|g| g.current.is_some()).count();
+    let _ = write!(out, "{} unprotected critical objects", gaps.len() - below);
+    if below > 0 {
+        let _ = write!(out, ", {below} protected below their risk");
+    }
+    out.push('\n');
+    out
+}
+
+/// `namespace/name`, or `name` when cluster-scoped.
+fn place(g: &Gap) -> String {
+    if g.namespace.is_empty() {
+        g.name.clone()
+    } else {
+        format!("{}/{}", g.namespace, g.name)
+    }
+}
+
+/// The protection a gap has now.
+fn current(g: &Gap) -> &'static str {
+    g.current.map_or("none", |l| l.as_str())
+}
+
+/// The label patches, one YAML document each, the score and reasons in comments.
+fn patches(gaps: &[Gap], label_key: &str) -> String {
+    let mut out = String::new();
+    for g in gaps {
+        out.push_str("---\n");
+        out.push_str(&format!(
+            "# {} {}: {} risk, score {}, protection {} -> {}\n",
+            g.kind,
+            place(g),
+            g.level.as_str(),
+            g.score,
+            current(g),
+            g.wanted.as_str()
+        ));
+        for reason in &g.reasons {
+            out.push_str(&format!("# - {reason}\n"));
+        }
+        match serde_saphyr::to_string(&g.patch(label_key)) {
+            Ok(doc) => out.push_str(&doc),
+            Err(e) => out.push_str(&format!("# cannot be written as YAML: {e}\n")),
+        }
+    }
     out
 }

@@ -19,6 +19,14 @@ impl Subject {
         &self.0
     }
 
+    /// `apiVersion`.
+    pub fn api_version(&self) -> &str {
+        self.0
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
     /// `kind`.
     pub fn kind(&self) -> &str {
         self.0.get("kind").and_then(Value::as_str).unwrap_or("")

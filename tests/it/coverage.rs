@@ -2,7 +2,8 @@
 //! and a bound claim, its claim, their Namespace and a Namespace named like production are
 //! listed as unprotected; the same kinds in a Namespace protected by its label, and an idle
 //! Deployment, are not; a custom resource's object owning such a StatefulSet is listed by what
-//! it owns, and one owning nothing is not; the exit status says whether there are gaps. The
+//! it owns, and one owning nothing is not; the exit status says whether there are gaps; the
+//! label patches of `-o yaml`, applied by kubectl as printed, leave none. The
 //! leader's series (`warrant_coverage_unprotected_objects`) count the same gaps of the kinds its
 //! cache holds from a cache watching the same cluster, and drop a namespace's once it is
 //! labelled. Skipped when `KUBE_BIN_DIR` is not set.
@@ -323,4 +324,45 @@ async fn coverage_lists_unprotected_critical_objects_of_a_real_cluster() {
         text.contains("warrant_coverage_last_computed_timestamp_seconds"),
         "{text}"
     );
+
+    // `-o yaml`: the label patches, applied server-side by kubectl as they are, close every gap.
+    let (status, yaml) = coverage(&config, &kubeconfig, &["-o", "yaml"]);
+    eprintln!("{yaml}");
+    assert_eq!(status, 1, "{yaml}");
+    assert_eq!(yaml.matches("---\n").count(), 5, "{yaml}");
+    assert!(
+        yaml.contains(
+            "# Database data/orders: MEDIUM risk, score 30, protection none -> standard\n"
+        ) && yaml.contains("apiVersion: example.com/v1\nkind: Database\n")
+            && yaml.contains("sre.example.com/protection-level: standard"),
+        "{yaml}"
+    );
+    let patches = dir.path().join("patches.yaml");
+    std::fs::write(&patches, &yaml).unwrap();
+    let applied = Command::new(bins.join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args([
+            "apply",
+            "--server-side",
+            "--field-manager",
+            "coverage-fix",
+            "-f",
+        ])
+        .arg(&patches)
+        .output()
+        .unwrap();
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let (status, table) = coverage(&config, &kubeconfig, &[]);
+    assert_eq!(
+        (status, table.as_str()),
+        (0, "no unprotected critical objects\n")
+    );
+    let db: Api<StatefulSet> = Api::namespaced(client.clone(), "data");
+    let labels = db.get("db").await.unwrap().metadata.labels.unwrap();
+    assert_eq!(labels["sre.example.com/protection-level"], "standard");
 }

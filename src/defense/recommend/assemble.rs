@@ -14,6 +14,7 @@ use crate::cluster::inventory::Inventoried;
 use crate::config::model::guard::GuardSpec;
 use crate::config::model::pattern;
 use crate::defense::coverage::content_risk;
+use crate::defense::label_patch::{self, PatchTarget};
 use crate::object::{ClusterView, Subject, ViewError};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -418,17 +419,13 @@ impl Recommendation {
     /// server-side; `None` when the kind is unknown.
     pub fn patch(&self, label_key: &str) -> Option<serde_json::Value> {
         let kind = self.kind.as_deref()?;
-        let api_version = match self.group.as_str() {
-            "" => self.version.clone(),
-            g => format!("{g}/{}", self.version),
+        let api_version = label_patch::api_version(&self.group, &self.version);
+        let target = PatchTarget {
+            api_version: &api_version,
+            kind,
+            namespace: &self.namespace,
+            name: &self.name,
         };
-        let mut metadata = serde_json::json!({
-            "name": self.name,
-            "labels": {label_key: self.level.as_str()},
-        });
-        if !self.namespace.is_empty() {
-            metadata["namespace"] = serde_json::Value::String(self.namespace.clone());
-        }
-        Some(serde_json::json!({"apiVersion": api_version, "kind": kind, "metadata": metadata}))
+        Some(label_patch::document(target, label_key, self.level))
     }
 }

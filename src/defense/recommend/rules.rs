@@ -23,6 +23,7 @@
 use super::history::{History, ObjectKey, Op};
 use crate::authorizer::deletion_guard::RiskLevel;
 use crate::config::model::guard::Level;
+use crate::defense::coverage::protection_for;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -157,15 +158,6 @@ pub fn activity(
     out
 }
 
-fn from_risk(level: RiskLevel) -> Option<Level> {
-    match level {
-        RiskLevel::Low => None,
-        RiskLevel::Medium => Some(Level::Standard),
-        RiskLevel::High => Some(Level::High),
-        RiskLevel::Critical => Some(Level::Critical),
-    }
-}
-
 fn window(d: TimeDelta) -> String {
     let s = d.num_seconds();
     if s % 3600 == 0 {
@@ -220,7 +212,7 @@ pub fn object(
         ));
     }
     if let Some(r) = risk
-        && let Some(l) = from_risk(r.level)
+        && let Some(l) = protection_for(r.level)
         && a.deletions == 0
     {
         level = level.max(Some(l));

@@ -14,6 +14,7 @@ pub mod code;
 pub mod judge;
 pub mod resource;
 pub mod rules;
+pub mod selector;
 
 pub use code::{Refusal, TicketCode};
 pub use judge::{Judgement, TicketJudge, is_ticket_request};
@@ -22,6 +23,7 @@ pub use resource::{
     TicketTarget, UsedFor, VERSION, api_resource, status_of,
 };
 pub use rules::{Change, Ruling, Wildcards, Writer};
+pub use selector::TargetSelector;
 
 #[cfg(test)]
 mod tests;

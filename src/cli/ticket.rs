@@ -9,6 +9,7 @@ mod decide;
 mod list;
 mod output;
 mod request;
+mod selector_flag;
 mod session;
 
 use super::ExitStatus;

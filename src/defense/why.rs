@@ -219,20 +219,21 @@ pub async fn explain(
         namespace.as_str(),
         q.target.name.as_str(),
     );
+    let labels = found.metadata.labels.clone().unwrap_or_default();
     Ok(Explanation {
         object,
         namespace: namespace.clone(),
         user: q.user.clone(),
-        labels: found.metadata.labels.clone().unwrap_or_default(),
+        tickets: listed
+            .iter()
+            .filter(|t| names(t, target, &labels))
+            .map(ticket_line)
+            .collect(),
+        labels,
         finalizers: found.metadata.finalizers.clone().unwrap_or_default(),
         terminating: found.metadata.deletion_timestamp.is_some(),
         authorization: ring_answer(&authorized, false),
         validation: ring_answer(&admitted, true),
-        tickets: listed
-            .iter()
-            .filter(|t| names(t, target))
-            .map(ticket_line)
-            .collect(),
         tickets_everywhere: everywhere,
     })
 }
@@ -305,10 +306,21 @@ async fn list_tickets(
     Ok((decoded, everywhere))
 }
 
-/// Whether the ticket names `(group, resource, namespace, name)` among its targets.
-fn names(t: &DeletionTicket, (group, resource, namespace, name): (&str, &str, &str, &str)) -> bool {
+/// Whether the ticket names `(group, resource, namespace, name)` among its targets, by name or
+/// by a selector its `labels` match.
+fn names(
+    t: &DeletionTicket,
+    (group, resource, namespace, name): (&str, &str, &str, &str),
+    labels: &std::collections::BTreeMap<String, String>,
+) -> bool {
     t.spec.targets.iter().any(|x| {
-        x.group == group && x.resource == resource && x.namespace == namespace && x.name == name
+        x.group == group
+            && x.resource == resource
+            && x.namespace == namespace
+            && match &x.selector {
+                Some(s) => s.matches(|k| labels.get(k).map(String::as_str)),
+                None => x.name == name,
+            }
     })
 }
 
@@ -373,9 +385,30 @@ mod tests {
                 {"user": "carol", "time": "2026-12-04T10:02:00Z"}]},
         }))
         .unwrap();
-        assert!(names(&t, ("apps", "statefulsets", "shop", "orders-db")));
-        assert!(!names(&t, ("apps", "deployments", "shop", "orders-db")));
-        assert!(!names(&t, ("apps", "statefulsets", "other", "orders-db")));
+        let none = Default::default();
+        assert!(names(
+            &t,
+            ("apps", "statefulsets", "shop", "orders-db"),
+            &none
+        ));
+        assert!(!names(
+            &t,
+            ("apps", "deployments", "shop", "orders-db"),
+            &none
+        ));
+        assert!(!names(
+            &t,
+            ("apps", "statefulsets", "other", "orders-db"),
+            &none
+        ));
+        let mut by_label = t.clone();
+        by_label.spec.targets[0].name.clear();
+        by_label.spec.targets[0].selector = Some(
+            serde_json::from_value(serde_json::json!({"matchLabels": {"app": "orders"}})).unwrap(),
+        );
+        let orders = [("app".to_owned(), "orders".to_owned())].into();
+        let at = ("apps", "statefulsets", "shop", "any-name");
+        assert!(names(&by_label, at, &orders) && !names(&by_label, at, &none));
         let line = ticket_line(&t);
         assert_eq!(line.id, "shop/retire");
         assert_eq!(line.approvers, ["bob", "carol"]);

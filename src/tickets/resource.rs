@@ -3,6 +3,7 @@
 //! whom, until when; immutable) and a [`TicketStatus`] (approvals, rejection, phase, use).
 //! Times are RFC 3339, written to the second.
 
+use super::selector::TargetSelector;
 use chrono::{DateTime, SecondsFormat, Utc};
 use kube::core::{ApiResource, GroupVersionKind, Object};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -57,8 +58,13 @@ pub struct TicketTarget {
     /// The namespace (`""` for a cluster-scoped object).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub namespace: String,
-    /// The object's name.
+    /// The object's name; empty when `selector` names the objects instead.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
+    /// The objects of this kind and namespace whose labels match (instead of `name`). Only
+    /// the validation ring sees an object's labels, so only it matches a selector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<TargetSelector>,
 }
 
 /// A ticket's phase.

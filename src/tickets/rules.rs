@@ -19,7 +19,8 @@
 //! - any other phase change is `TICKET_PHASE_TRANSITION`.
 
 use super::code::{Refusal, TicketCode};
-use super::resource::{DeletionTicket, Phase, TicketStatus, status_of};
+use super::resource::{DeletionTicket, Phase, TicketStatus, TicketTarget, status_of};
+use super::selector::TargetSelector;
 use chrono::{DateTime, Utc};
 
 /// Who writes.
@@ -116,8 +117,9 @@ pub fn create(
 }
 
 /// The targets of a ticket name what they cover: at least one target (an empty list would
-/// cover everything the requester deletes), never `*` in a group or resource, and `*` in a
-/// name or namespace only where the profile allows it.
+/// cover everything the requester deletes), each naming its objects one way (a name, or a
+/// label selector Kubernetes would accept), never `*` in a group or resource, and `*` in a
+/// name or namespace, or a selector without requirements, only where the profile allows it.
 pub fn targets(ticket: &DeletionTicket, wildcards: Wildcards) -> Result<(), Refusal> {
     let refused = |message: String| Err(Refusal::new(TicketCode::TicketWildcardTarget, message));
     if ticket.spec.targets.is_empty() {
@@ -126,6 +128,7 @@ pub fn targets(ticket: &DeletionTicket, wildcards: Wildcards) -> Result<(), Refu
         );
     }
     for (i, t) in ticket.spec.targets.iter().enumerate() {
+        named_one_way(i, t)?;
         for (field, value) in [("group", &t.group), ("resource", &t.resource)] {
             if value.contains('*') {
                 return refused(format!(
@@ -136,7 +139,14 @@ pub fn targets(ticket: &DeletionTicket, wildcards: Wildcards) -> Result<(), Refu
         if wildcards == Wildcards::Allowed {
             continue;
         }
-        for (field, value) in [("namespace", &t.namespace), ("name", &t.name)] {
+        if t.selector.as_ref().is_some_and(TargetSelector::is_empty) {
+            return refused(format!(
+                "spec.targets[{i}].selector is empty and would cover every {} in its namespace (tickets.allowWildcardTargets is false); give it labels to match",
+                t.resource
+            ));
+        }
+        let name = (t.selector.is_none()).then_some(("name", &t.name));
+        for (field, value) in [("namespace", &t.namespace)].into_iter().chain(name) {
             if value.contains('*') || (field == "name" && value.is_empty()) {
                 return refused(format!(
                     "spec.targets[{i}].{field} is {value:?}: this cluster's tickets name each object exactly (tickets.allowWildcardTargets is false); list the objects one by one"
@@ -145,6 +155,24 @@ pub fn targets(ticket: &DeletionTicket, wildcards: Wildcards) -> Result<(), Refu
         }
     }
     Ok(())
+}
+
+/// Target `i` names its objects by name or by a valid selector, not both and not neither.
+fn named_one_way(i: usize, t: &TicketTarget) -> Result<(), Refusal> {
+    let malformed = |message: String| Err(Refusal::new(TicketCode::TicketMalformed, message));
+    match (&t.selector, t.name.is_empty()) {
+        (Some(_), false) => malformed(format!(
+            "spec.targets[{i}] has both name and selector: a target names one object or selects objects by label, not both"
+        )),
+        (None, true) => malformed(format!("spec.targets[{i}] has neither name nor selector")),
+        (Some(s), true) => match s.invalid() {
+            Some((j, why)) => malformed(format!(
+                "spec.targets[{i}].selector.matchExpressions[{j}]: {why}"
+            )),
+            None => Ok(()),
+        },
+        (None, false) => Ok(()),
+    }
 }
 
 /// An UPDATE of the ticket itself: `spec` is as it was.

@@ -105,6 +105,83 @@ fn targeting(targets: Value) -> DeletionTicket {
 }
 
 #[test]
+fn selector_targets_are_checked_at_create_as_kubernetes_checks_selectors() {
+    let sts = |target: Value| {
+        let mut t = json!({"group": "apps", "resource": "statefulsets", "namespace": "shop"});
+        t.as_object_mut()
+            .unwrap()
+            .extend(target.as_object().unwrap().clone());
+        targeting(json!([t]))
+    };
+    // (row, target, code when forbidden, code when allowed, what the message says)
+    let refused = |code| Some(code);
+    let rows = [
+        (
+            "labels",
+            sts(json!({"selector": {"matchLabels": {"app": "db"}}})),
+            None,
+            None,
+            "",
+        ),
+        (
+            "expression",
+            sts(
+                json!({"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]}}),
+            ),
+            None,
+            None,
+            "",
+        ),
+        (
+            "empty",
+            sts(json!({"selector": {}})),
+            refused(TicketCode::TicketWildcardTarget),
+            None,
+            "spec.targets[0].selector is empty and would cover every statefulsets in its namespace",
+        ),
+        (
+            "both",
+            sts(json!({"name": "db", "selector": {"matchLabels": {"app": "db"}}})),
+            refused(TicketCode::TicketMalformed),
+            refused(TicketCode::TicketMalformed),
+            "spec.targets[0] has both name and selector",
+        ),
+        (
+            "neither",
+            sts(json!({})),
+            refused(TicketCode::TicketMalformed),
+            refused(TicketCode::TicketMalformed),
+            "spec.targets[0] has neither name nor selector",
+        ),
+        (
+            "In without values",
+            sts(json!({"selector": {"matchExpressions": [{"key": "app", "operator": "In"}]}})),
+            refused(TicketCode::TicketMalformed),
+            refused(TicketCode::TicketMalformed),
+            "spec.targets[0].selector.matchExpressions[0]: must have values with In and NotIn",
+        ),
+    ];
+    for (row, t, forbidden, allowed, says) in rows {
+        for (wildcards, want) in [
+            (Wildcards::Forbidden, forbidden),
+            (Wildcards::Allowed, allowed),
+        ] {
+            match (
+                rules::create(&t, writer("requester"), at(10), wildcards),
+                want,
+            ) {
+                (Ok(r), None) => assert_eq!(r, Ruling::Admit(Change::Created), "{row}"),
+                (Err(r), Some(code)) => {
+                    assert_eq!(r.code, code, "{row}");
+                    assert!(r.message.contains(says), "{row}: {}", r.message);
+                }
+                (got, _) => panic!("{row} with {wildcards:?}: {got:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn wildcard_targets_are_refused_at_create_unless_the_profile_allows_them() {
     let sts = |namespace: &str, name: &str| json!([{"group": "apps", "resource": "statefulsets", "namespace": namespace, "name": name}]);
     // (row, targets, refused when forbidden, refused when allowed, what the message says)

@@ -366,4 +366,37 @@ func TestDeletionTicketsApprovedUnderRBAC(t *testing.T) {
 	m = markLog(E.ring.audit)
 	err = presenting(t, tkRequester, "drop-cache").AppsV1().Deployments(tkNS).Delete(ctx(t), "tk-cache", metav1.DeleteOptions{})
 	refusedWith(t, m, err, "TICKET_EXPIRED")
+
+	// A ticket selecting its targets by label covers, at admission, the objects whose labels
+	// match, and no other. The CRD's own rule refuses a target with both a name and a selector
+	// before warrant is asked.
+	both := newTicket("both", tkRequester, "tk-batch-1", time.Now().Add(time.Hour), false)
+	targets, _, _ := unstructured.NestedSlice(both.Object, "spec", "targets")
+	targets[0].(map[string]any)["selector"] = map[string]any{"matchLabels": map[string]any{"job": "nightly"}}
+	_ = unstructured.SetNestedSlice(both.Object, targets, "spec", "targets")
+	_, err = requesterTickets.Create(ctx(t), both, metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "not both and not neither") {
+		t.Fatalf("a target with a name and a selector: %v", err)
+	}
+	nightly := map[string]string{protectionLabel: "critical", "job": "nightly"}
+	workload{ns: tkNS, name: "tk-batch-1", labels: nightly}.build(t, E.scenarios)
+	workload{ns: tkNS, name: "tk-batch-2", labels: nightly}.build(t, E.scenarios)
+	workload{ns: tkNS, name: "tk-batch-weekly", labels: map[string]string{protectionLabel: "critical", "job": "weekly"}}.build(t, E.scenarios)
+	out, errText, code = plugin(t, tkRequester, "request", "deployments.apps", "-l", "job=nightly", "--name", "drop-nightly", "--reason", "retire the nightly jobs")
+	if code != 0 || out != "deletionticket.warrant.dev/drop-nightly created\n" {
+		t.Fatalf("plugin request -l: status %d, %q %q", code, out, errText)
+	}
+	for _, who := range []string{tkApprover1, tkApprover2} {
+		if err := approve(t, who, "drop-nightly", who); err != nil {
+			t.Fatalf("%s's approval of the selector ticket: %v", who, err)
+		}
+	}
+	for _, name := range []string{"tk-batch-1", "tk-batch-2"} {
+		eventually(t, 10*time.Second, "the requester's delete of "+name+" admitted on the selector ticket", func() error {
+			return requester.AppsV1().Deployments(tkNS).Delete(ctx(t), name, metav1.DeleteOptions{})
+		})
+	}
+	m = markLog(E.ring.audit)
+	err = presenting(t, tkRequester, "drop-nightly").AppsV1().Deployments(tkNS).Delete(ctx(t), "tk-batch-weekly", metav1.DeleteOptions{})
+	refusedWith(t, m, err, "TICKET_SCOPE")
 }

@@ -180,7 +180,14 @@ impl Guard<'_> {
         let source = self.shared.tickets.as_deref();
         let snapshot = tickets::fetch(source, Some(id), target, self.deadline).await;
         Ok(
-            match tickets::named(spec, snapshot.as_deref(), level, input.now, target, id)? {
+            match tickets::named(
+                spec,
+                snapshot.as_deref(),
+                (level, input.now),
+                target,
+                Some(&facts.labels),
+                id,
+            )? {
                 Err(stop) => stop,
                 Ok(id) => Finding::new(
                     GuardCode::Allow,

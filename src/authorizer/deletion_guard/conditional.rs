@@ -82,7 +82,14 @@ async fn uncovered(
     let snapshot = tickets::fetch(source, Some(id), target, deadline).await;
     let covers = |level: Level| {
         matches!(
-            tickets::named(spec, snapshot.as_deref(), level, input.now, target, id),
+            tickets::named(
+                spec,
+                snapshot.as_deref(),
+                (level, input.now),
+                target,
+                None,
+                id
+            ),
             Ok(Ok(_))
         )
     };

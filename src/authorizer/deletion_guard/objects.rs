@@ -12,6 +12,7 @@ use crate::object::{
     ClusterView, Dependents, LabelValues, MAX_LABEL_VALUES, ObjectContext, ObjectRef, Operation,
     Subject,
 };
+use std::collections::BTreeMap;
 
 /// What the validation ring learned about one object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -37,6 +38,8 @@ pub(super) struct ObjectFacts {
     pub(super) dry_run: bool,
     /// The stored object's uid (`""` when unknown).
     pub(super) uid: String,
+    /// The stored object's labels, which a ticket's label selector is matched against.
+    pub(super) labels: BTreeMap<String, String>,
     /// What the live traffic source said of the target (set by the pipeline, which owns the
     /// source), when it covers the target's kind.
     pub(super) live_traffic: Option<super::traffic::Measured>,
@@ -192,8 +195,22 @@ pub(super) async fn gather(
         finalizer_removed: false,
         dry_run: ctx.dry_run,
         uid: stored.map(|s| s.uid().to_owned()).unwrap_or_default(),
+        labels: stored.map(labels_of).unwrap_or_default(),
         live_traffic: None,
     })
+}
+
+/// The string labels of `object`.
+fn labels_of(object: &Subject) -> BTreeMap<String, String> {
+    object.json()["metadata"]["labels"]
+        .as_object()
+        .map(|labels| {
+            labels
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether an UPDATE lowers or removes the protection label (what the validation ring judges of

@@ -128,6 +128,7 @@ fn ticket_rules_apply_once_in_order() {
         now: at(NOW),
         object_uid: None,
         wildcard_targets: false,
+        object_labels: None,
     };
     let ticket = |status, approvers: &[&str], expires: &str, namespaces: &[&str]| Ticket {
         id: "T".into(),
@@ -215,6 +216,7 @@ fn ticket_targets_with_wildcards_match_only_where_the_profile_allows_them() {
             resource: "deployments".into(),
             namespace: namespace.into(),
             name: name.into(),
+            selector: None,
         }],
         single_use: false,
         used_for: None,
@@ -225,6 +227,7 @@ fn ticket_targets_with_wildcards_match_only_where_the_profile_allows_them() {
         now: at(NOW),
         object_uid: None,
         wildcard_targets,
+        object_labels: None,
     };
     // (ticket's namespace and name, covers when forbidden, covers when allowed)
     let rows = [
@@ -246,6 +249,73 @@ fn ticket_targets_with_wildcards_match_only_where_the_profile_allows_them() {
             };
             assert_eq!(got, want, "{namespace}/{name} with wildcards {wildcards}");
         }
+    }
+}
+
+#[test]
+fn a_selector_target_covers_the_objects_whose_labels_match_and_only_where_labels_are_seen() {
+    let target = Target {
+        verb: "delete",
+        namespace: "production",
+        group: "apps",
+        resource: "deployments",
+        name: "web",
+        user: "alice",
+        groups: &[],
+    };
+    let selecting = |selector: serde_json::Value| Ticket {
+        id: "T".into(),
+        status: Status::Approved,
+        approvers: vec!["a".into(), "b".into()],
+        expires: at("2027-01-01T00:00:00Z"),
+        scope: Scope::default(),
+        targets: vec![crate::tickets::TicketTarget {
+            group: "apps".into(),
+            resource: "deployments".into(),
+            namespace: "production".into(),
+            name: String::new(),
+            selector: Some(serde_json::from_value(selector).unwrap()),
+        }],
+        single_use: false,
+        used_for: None,
+    };
+    let web: std::collections::BTreeMap<String, String> = [
+        ("app".into(), "web".into()),
+        ("tier".into(), "front".into()),
+    ]
+    .into();
+    let api: std::collections::BTreeMap<String, String> = [("app".into(), "api".into())].into();
+    let need = |labels, wildcard_targets| Requirement {
+        level: Level::Critical,
+        approvals: 2,
+        now: at(NOW),
+        object_uid: None,
+        wildcard_targets,
+        object_labels: labels,
+    };
+    let app_web = selecting(serde_json::json!({"matchLabels": {"app": "web"}}));
+    let everything = selecting(serde_json::json!({}));
+    // (ticket, labels seen, wildcards allowed, covers)
+    let rows = [
+        (&app_web, Some(&web), false, true),
+        (&app_web, Some(&api), false, false),
+        // The authorization ring sees no labels: a selector covers nothing there.
+        (&app_web, None, false, false),
+        // An empty selector selects everything only where wildcards are allowed.
+        (&everything, Some(&web), false, false),
+        (&everything, Some(&web), true, true),
+    ];
+    for (i, (ticket, labels, wildcards, covers)) in rows.into_iter().enumerate() {
+        let want = if covers {
+            Ok("T")
+        } else {
+            Err(Rejection::OutOfScope)
+        };
+        assert_eq!(
+            ticket.check(&need(labels, wildcards), &target),
+            want,
+            "row {i}"
+        );
     }
 }
 

@@ -23,7 +23,7 @@ use super::scope::Target;
 use crate::authorizer::Deadline;
 use crate::config::model::guard::{GuardSpec, Level, Mode};
 use crate::review::Review;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// What the ticket gate concluded.
@@ -89,6 +89,7 @@ pub(super) async fn gate(
         now: case.now,
         object_uid: case.facts.as_ref().map(|f| f.uid.as_str()),
         wildcard_targets: settings.allow_wildcard_targets,
+        object_labels: case.facts.as_ref().map(|f| &f.labels),
     };
     Ok(match id {
         Some(id) => match check_presented(tickets, id, &need, &case.target) {
@@ -145,13 +146,14 @@ pub(super) async fn fetch(
 
 /// Ticket `id`, named outright (a confirmation's value, a presented ticket lifting conditions),
 /// checked as a presented one for `target` guarded at `level` in `snapshot` (what [`fetch`]
-/// gave for `id`): its id when valid, else the finding that refuses it.
+/// gave for `id`), against the object's `labels` where they are known: its id when valid,
+/// else the finding that refuses it.
 pub(super) fn named(
     spec: &GuardSpec,
     snapshot: Option<&Snapshot>,
-    level: Level,
-    now: chrono::DateTime<chrono::Utc>,
+    (level, now): (Level, chrono::DateTime<chrono::Utc>),
     target: &Target<'_>,
+    labels: Option<&BTreeMap<String, String>>,
     id: &str,
 ) -> Result<Result<String, Finding>, GuardError> {
     let tickets = match loaded(spec, snapshot)? {
@@ -164,6 +166,7 @@ pub(super) fn named(
         now,
         object_uid: None,
         wildcard_targets: spec.tickets.allow_wildcard_targets,
+        object_labels: labels,
     };
     Ok(check_presented(tickets, id, &need, target).map(|t| t.id.clone()))
 }

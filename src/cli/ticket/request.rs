@@ -1,19 +1,27 @@
 //! `warrant ticket request TARGET...`: creates a `DeletionTicket` naming the user (as the API
-//! server authenticates them) and the objects, and prints its name.
+//! server authenticates them) and the objects (by name, or the kinds with `-l SELECTOR`: the
+//! objects whose labels match), and prints its name.
 
 use super::output::{self, Format};
+use super::selector_flag;
 use super::session::{Session, TicketError, decode, encode};
 use crate::config::duration::GoDuration;
-use crate::tickets::{self, DeletionTicket, TicketSpec, TicketTarget};
+use crate::tickets::{self, DeletionTicket, TargetSelector, TicketSpec, TicketTarget};
 use clap::Args;
 use kube::api::PostParams;
 
 /// `warrant ticket request`.
 #[derive(Debug, Args)]
 pub struct RequestArgs {
-    /// Objects to delete, as `resource[.group]/name` (`statefulsets.apps/db`, `namespaces/shop`).
+    /// Objects to delete, as `resource[.group]/name` (`statefulsets.apps/db`, `namespaces/shop`);
+    /// with `--selector`, kinds as `resource[.group]`.
     #[arg(required = true, value_name = "RESOURCE/NAME")]
     pub targets: Vec<String>,
+    /// Cover the objects of the targets' kinds whose labels match, in kubectl's spelling
+    /// (`app=db,tier in (data,cache)`), instead of objects by name. Only the validation ring
+    /// sees labels: a selector ticket covers deletions the authorization ring leaves to it.
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
     /// The targets' namespace (default: the ticket's; `""` for cluster-scoped objects).
     #[arg(long, value_name = "NAMESPACE")]
     pub target_namespace: Option<String>,
@@ -51,10 +59,14 @@ pub async fn run(
         .target_namespace
         .clone()
         .unwrap_or_else(|| session.namespace.clone());
+    let selector = match &args.selector {
+        Some(text) => Some(selector_flag::parse(text).map_err(TicketError::Usage)?),
+        None => None,
+    };
     let targets = args
         .targets
         .iter()
-        .map(|t| target(t, &namespace))
+        .map(|t| target(t, &namespace, selector.as_ref()))
         .collect::<Result<Vec<_>, _>>()?;
     let expires_at = chrono::Utc::now()
         + chrono::Duration::from_std(expires_in)
@@ -83,17 +95,26 @@ pub async fn run(
     output::one(&created, format, "created")
 }
 
-/// `resource[.group]/name` in `namespace`.
-fn target(text: &str, namespace: &str) -> Result<TicketTarget, TicketError> {
-    let usage = || {
+/// `resource[.group]/name` in `namespace`, or with `selector`, `resource[.group]`.
+fn target(
+    text: &str,
+    namespace: &str,
+    selector: Option<&TargetSelector>,
+) -> Result<TicketTarget, TicketError> {
+    let usage = |want: &str| {
         TicketError::Usage(format!(
-            "target {text:?}: want resource[.group]/name, e.g. statefulsets.apps/db"
+            "target {text:?}: want {want}, e.g. statefulsets.apps/db, or statefulsets.apps with --selector"
         ))
     };
-    let (kind, name) = text.split_once('/').ok_or_else(usage)?;
+    let (kind, name) = match (text.split_once('/'), selector) {
+        (Some(_), Some(_)) => return Err(usage("resource[.group] with --selector")),
+        (Some((kind, name)), None) => (kind, name),
+        (None, Some(_)) => (text, ""),
+        (None, None) => return Err(usage("resource[.group]/name")),
+    };
     let (resource, group) = kind.split_once('.').unwrap_or((kind, ""));
-    if resource.is_empty() || name.is_empty() || name.contains('/') {
-        return Err(usage());
+    if resource.is_empty() || (selector.is_none() && name.is_empty()) || name.contains('/') {
+        return Err(usage("resource[.group]/name"));
     }
     let cluster_scoped = group.is_empty() && resource == "namespaces";
     Ok(TicketTarget {
@@ -105,6 +126,7 @@ fn target(text: &str, namespace: &str) -> Result<TicketTarget, TicketError> {
             namespace.to_owned()
         },
         name: name.to_owned(),
+        selector: selector.cloned(),
     })
 }
 
@@ -114,7 +136,7 @@ mod tests {
 
     #[test]
     fn targets_read_as_kubectl_spells_them() {
-        let t = target("statefulsets.apps/db", "shop").unwrap();
+        let t = target("statefulsets.apps/db", "shop", None).unwrap();
         assert_eq!(
             (
                 t.group.as_str(),
@@ -124,15 +146,29 @@ mod tests {
             ),
             ("apps", "statefulsets", "shop", "db")
         );
-        let t = target("configmaps/x", "shop").unwrap();
+        let t = target("configmaps/x", "shop", None).unwrap();
         assert_eq!((t.group.as_str(), t.resource.as_str()), ("", "configmaps"));
-        let t = target("namespaces/shop", "default").unwrap();
+        let t = target("namespaces/shop", "default", None).unwrap();
         assert_eq!(t.namespace, "");
         for bad in ["db", "/db", "deployments.apps/", "a/b/c"] {
             assert!(
-                matches!(target(bad, "x"), Err(TicketError::Usage(_))),
+                matches!(target(bad, "x", None), Err(TicketError::Usage(_))),
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn with_a_selector_targets_are_kinds_and_carry_it() {
+        let s = selector_flag::parse("app=db").unwrap();
+        let t = target("statefulsets.apps", "shop", Some(&s)).unwrap();
+        assert_eq!(
+            (t.resource.as_str(), t.name.as_str(), t.selector.as_ref()),
+            ("statefulsets", "", Some(&s))
+        );
+        assert!(matches!(
+            target("statefulsets.apps/db", "shop", Some(&s)),
+            Err(TicketError::Usage(_))
+        ));
     }
 }

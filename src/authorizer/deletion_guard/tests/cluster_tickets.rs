@@ -263,6 +263,7 @@ fn a_used_ticket_covers_only_the_deletion_it_was_used_for() {
             resource: "deployments".into(),
             namespace: "shop".into(),
             name: "web".into(),
+            selector: None,
         };
         t
     };

@@ -6,8 +6,10 @@ use crate::authorizer::deletion_guard::assessment::GuardCode;
 use crate::authorizer::deletion_guard::scope::Target;
 use crate::config::model::guard::Level;
 use crate::config::model::pattern::{Pattern, any};
+use crate::tickets::TargetSelector;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// A ticket's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -91,6 +93,9 @@ pub struct Requirement<'a> {
     /// (`tickets.allowWildcardTargets`); otherwise they match exactly, so a `*` written while
     /// the webhook was not called covers nothing.
     pub wildcard_targets: bool,
+    /// At admission, the stored object's labels, which a `DeletionTicket` target's selector
+    /// is matched against; `None` in the authorization ring, where no selector covers anything.
+    pub object_labels: Option<&'a BTreeMap<String, String>>,
 }
 
 /// Why a ticket does not authorise a request: the first validity rule it breaks.
@@ -169,7 +174,7 @@ impl Ticket {
         if self.expires <= need.now {
             return Err(Rejection::Expired(self.expires));
         }
-        if !self.covers(target, need.wildcard_targets) {
+        if !self.covers(target, need.wildcard_targets, need.object_labels) {
             return Err(Rejection::OutOfScope);
         }
         Ok(&self.id)
@@ -189,11 +194,24 @@ impl Ticket {
     }
 
     /// Whether the ticket's scope covers the target (`wildcards`: its targets' names and
-    /// namespaces are patterns).
-    pub(crate) fn covers(&self, t: &Target<'_>, wildcards: bool) -> bool {
+    /// namespaces are patterns, and a selector without requirements selects everything;
+    /// `labels`: the object's, which a selector needs).
+    pub(crate) fn covers(
+        &self,
+        t: &Target<'_>,
+        wildcards: bool,
+        labels: Option<&BTreeMap<String, String>>,
+    ) -> bool {
         let named = |written: &str, actual: &str| match wildcards {
             true => Pattern::new(written).matches(actual),
             false => written == actual,
+        };
+        let selected = |selector: &TargetSelector| match labels {
+            Some(labels) => {
+                (wildcards || !selector.is_empty())
+                    && selector.matches(|k| labels.get(k).map(String::as_str))
+            }
+            None => false,
         };
         let pats = |v: &[String]| v.iter().map(|s| Pattern::new(s)).collect::<Vec<_>>();
         let s = &self.scope;
@@ -207,7 +225,10 @@ impl Ticket {
                 o.group == t.group
                     && o.resource == t.resource
                     && named(&o.namespace, t.namespace)
-                    && named(&o.name, t.name)
+                    && match &o.selector {
+                        Some(selector) => selected(selector),
+                        None => named(&o.name, t.name),
+                    }
             });
         (s.namespaces.is_empty() || any(&pats(&s.namespaces), t.namespace))
             && kind_ok

@@ -311,6 +311,7 @@ pub fn decode(id: &str, requester: &str, body: &[u8]) -> Result<Looked, Contract
                 resource: t.resource,
                 namespace: t.namespace,
                 name: t.name,
+                selector: None,
             })
             .collect(),
         single_use: false,

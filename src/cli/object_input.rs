@@ -2,7 +2,9 @@
 //! [`ObjectContext`] `warrant check --object` and `warrant test` judge it in, against saved
 //! cluster state (`--cluster-state DIR`) or an empty cluster.
 
+use crate::cluster::constraints::ConstraintCache;
 use crate::object::{ClusterView, EmptyCluster, ObjectContext, Operation, Subject};
+use crate::pod_admission::offline::{self, Grants};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use thiserror::Error;
@@ -46,6 +48,14 @@ pub enum ObjectInputError {
         /// What is wrong.
         message: String,
     },
+    /// No `SecurityContextConstraints` to judge a pod against.
+    #[error(
+        "no SecurityContextConstraints in {0}: give --constraints (deploy/pod-security.yaml holds the default set)"
+    )]
+    NoConstraints(String),
+    /// A `use` grant cannot be read.
+    #[error(transparent)]
+    Grant(#[from] crate::pod_admission::offline::OfflineError),
 }
 
 /// Reads one object from a YAML or JSON file.
@@ -84,6 +94,35 @@ pub(crate) fn cluster_view(dir: Option<&Path>) -> Result<Arc<dyn ClusterView>, O
             }),
         },
     }
+}
+
+/// Pod security over saved files: the constraints of `constraints` (else of `state`), the
+/// namespaces of `state`, and `use` answered by `grants` (`WHO=CONSTRAINT`).
+pub(crate) fn pod_security(
+    state: Option<&Path>,
+    constraints: Option<&Path>,
+    grants: &[String],
+) -> Result<crate::pod_admission::PodSecurity, ObjectInputError> {
+    use crate::cluster::FileView;
+    let load = |dir: &Path| {
+        FileView::load(dir).map_err(|e| ObjectInputError::ClusterState {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })
+    };
+    let state = state.map(load).transpose()?.unwrap_or_default();
+    let separate = constraints.map(load).transpose()?;
+    let found = separate.as_ref().unwrap_or(&state).constraints().to_vec();
+    if found.is_empty() {
+        let place = match (constraints, separate.is_some()) {
+            (Some(p), true) => p.display().to_string(),
+            _ => "the cluster state".to_owned(),
+        };
+        return Err(ObjectInputError::NoConstraints(place));
+    }
+    let grants = Grants::parse(grants.iter().map(String::as_str))?;
+    let cache = ConstraintCache::listed(found, state.namespaces().to_vec());
+    Ok(offline::offline(cache, grants))
 }
 
 /// The admission context of `verb` on `object` (for a delete: the stored object; for an

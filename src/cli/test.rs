@@ -5,10 +5,16 @@
 //! (`FILE: CASE: expected X, got Y (reason)`), then `N passed, M failed`. Exit status: 0 when all
 //! pass, 1 on any failure, 2 on a usage or configuration error.
 //!
+//! A case with `pod:` is a pod's creation judged by pod security instead (`pod_case`), from the
+//! suite's `constraints` (a file or directory, default its cluster state), the namespaces of its
+//! cluster state and its `canUse` grants; it may expect `scc`, the constraint chosen.
+//!
 //! The expected `code` is the deciding code for an Allow or Deny. A NoOpinion has no deciding
 //! code, so for it `code` is matched against the codes the authorizers that stood aside reported
 //! (the deletion guard's `ALLOW`, `BREAK_GLASS`, `OBSERVED_*`), shadows included; likewise
 //! `reasonContains` also matches their messages.
+
+mod pod_case;
 
 use super::ExitStatus;
 use super::check::{Flags, InputError, TimeError, evaluate, offline_runtime, parse_at};
@@ -72,6 +78,14 @@ pub(crate) enum SuiteError {
         /// Why.
         source: ObjectInputError,
     },
+    /// Its pod cases have no constraints, or its grants cannot be read.
+    #[error("{path}: {source}")]
+    PodSecurity {
+        /// The suite file.
+        path: String,
+        /// Why.
+        source: ObjectInputError,
+    },
     /// Two cases share a name.
     #[error("{path}: case name {name:?} is used twice")]
     DuplicateCase {
@@ -119,6 +133,9 @@ pub(crate) enum CaseError {
     /// The check fields describe no review.
     #[error(transparent)]
     Flags(#[from] InputError),
+    /// A pod case with review fields, or an expectation only a pod case has.
+    #[error("a pod case takes pod, namespace, as and asGroups; scc is expected of pod cases only")]
+    PodCase,
 }
 
 /// Arguments of `warrant test`.
@@ -138,6 +155,13 @@ struct Suite {
     /// Saved cluster state for the admission cases, a directory relative to the suite file.
     #[serde(default)]
     cluster_state: Option<String>,
+    /// For the pod cases: the SecurityContextConstraints, a file or directory relative to the
+    /// suite file (default: those of the cluster state).
+    #[serde(default)]
+    constraints: Option<String>,
+    /// For the pod cases: who may use which constraint, `WHO=CONSTRAINT`.
+    #[serde(default)]
+    can_use: Vec<String>,
     /// The cases, in order.
     cases: Vec<Case>,
 }
@@ -177,6 +201,9 @@ struct Case {
     /// The admission request is a dry run.
     #[serde(default)]
     dry_run: bool,
+    /// A pod case: the pod created.
+    #[serde(default)]
+    pod: Option<serde_json::Value>,
     expect: Expect,
 }
 
@@ -189,6 +216,9 @@ struct Expect {
     code: Option<String>,
     #[serde(default)]
     reason_contains: Option<String>,
+    /// For a pod case: the constraint chosen.
+    #[serde(default)]
+    scc: Option<String>,
 }
 
 /// A decision as a suite spells it.
@@ -210,9 +240,53 @@ impl Want {
 }
 
 impl Case {
+    /// A pod case names only the pod, its namespace and requester, and expects no code.
+    fn check_pod_case(&self) -> Result<(), CaseError> {
+        let review_fields = self.review.is_some()
+            || self.verb.is_some()
+            || self.resource.is_some()
+            || self.subresource.is_some()
+            || self.as_uid.is_some()
+            || !self.extra.is_empty()
+            || self.object.is_some()
+            || self.old_object.is_some()
+            || self.dry_run
+            || self.at.is_some()
+            || self.expect.code.is_some()
+            || matches!(self.expect.decision, Want::NoOpinion);
+        match review_fields {
+            true => Err(CaseError::PodCase),
+            false => Ok(()),
+        }
+    }
+
+    /// Judges a pod case: why it failed, or `None`.
+    fn run_pod(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        security: &crate::pod_admission::PodSecurity,
+        pod: &serde_json::Value,
+    ) -> Option<String> {
+        let case = pod_case::PodCase {
+            pod,
+            namespace: self.namespace.as_deref(),
+            user: self.as_user.as_deref(),
+            groups: &self.as_groups,
+        };
+        let expect = pod_case::PodExpect {
+            allowed: matches!(self.expect.decision, Want::Allow),
+            scc: self.expect.scc.as_deref(),
+            reason_contains: self.expect.reason_contains.as_deref(),
+        };
+        pod_case::run(runtime, security, &case, &expect)
+    }
+
     /// The input of the case: its review and, for an admission case, the object's context in
     /// the suite's cluster.
     fn input(&self, view: &Arc<dyn ClusterView>) -> Result<Input, CaseError> {
+        if self.expect.scc.is_some() {
+            return Err(CaseError::PodCase);
+        }
         let input = self.review_input()?;
         let Some(object) = &self.object else {
             return Ok(input);
@@ -376,6 +450,21 @@ fn run_suite(runtime: &tokio::runtime::Runtime, path: &Path) -> Result<Tally, Bo
             source,
         }
     })?;
+    let base = path.parent().unwrap_or(Path::new(""));
+    let security = match suite.cases.iter().any(|c| c.pod.is_some()) {
+        true => Some(
+            object_input::pod_security(
+                state.as_deref(),
+                suite.constraints.as_ref().map(|c| base.join(c)).as_deref(),
+                &suite.can_use,
+            )
+            .map_err(|source| SuiteError::PodSecurity {
+                path: name(),
+                source,
+            })?,
+        ),
+        false => None,
+    };
     let mut names = HashSet::new();
     let mut inputs = Vec::with_capacity(suite.cases.len());
     for case in &suite.cases {
@@ -385,17 +474,24 @@ fn run_suite(runtime: &tokio::runtime::Runtime, path: &Path) -> Result<Tally, Bo
                 name: case.name.clone(),
             }));
         }
-        let input = case.input(&view).map_err(|source| SuiteError::Case {
+        let input = match case.pod {
+            Some(_) => case.check_pod_case().map(|()| None),
+            None => case.input(&view).map(Some),
+        };
+        inputs.push(input.map_err(|source| SuiteError::Case {
             path: name(),
             case: case.name.clone(),
             source,
-        })?;
-        inputs.push(input);
+        })?);
     }
     let mut tally = Tally::default();
     for (case, input) in suite.cases.iter().zip(&inputs) {
-        let answer = evaluate(runtime, &chain, input);
-        match mismatch(&case.expect, &answer) {
+        let failed = match (input, &security, &case.pod) {
+            (Some(input), _, _) => mismatch(&case.expect, &evaluate(runtime, &chain, input)),
+            (None, Some(security), Some(pod)) => case.run_pod(runtime, security, pod),
+            (None, _, _) => Some("a pod case without pod security".to_owned()),
+        };
+        match failed {
             None => tally.passed += 1,
             Some(why) => {
                 tally.failed += 1;

@@ -94,6 +94,35 @@ impl ConstraintCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// A cache already listed with `constraints` and `namespaces`, as saved files give them
+    /// (`warrant check --pod`, `warrant test`).
+    pub fn listed(
+        constraints: Vec<SecurityContextConstraints>,
+        namespaces: Vec<Namespace>,
+    ) -> Self {
+        let listed = || WatchState {
+            listed: true,
+            error: None,
+        };
+        let state = State {
+            constraints: constraints
+                .into_iter()
+                .map(|c| (c.name().to_owned(), c))
+                .collect(),
+            namespaces: namespaces
+                .into_iter()
+                .map(|n| (n.name.clone(), n))
+                .collect(),
+            constraint_watch: listed(),
+            namespace_watch: listed(),
+            ..State::default()
+        };
+        let cache = Self::default();
+        cache.rebuild(&state);
+        *cache.state() = state;
+        cache
+    }
+
     /// Marks the cache as having no cluster to watch: every question is an error.
     pub fn unconnected(&self) {
         self.unconnected

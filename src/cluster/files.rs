@@ -2,7 +2,9 @@
 //! `.yaml`, `.yml` and `.json` file directly in the directory is read (as `kubectl apply -f
 //! DIR` reads one), multi-document YAML and `kind: List` items included, into the same
 //! [`Index`] the watches feed. Pods count as running by their `status.phase`; an object
-//! without `metadata.namespace` is in `default`, as kubectl would create it.
+//! without `metadata.namespace` is in `default`, as kubectl would create it. Pod security reads
+//! the same files: their `SecurityContextConstraints` and the namespaces' pre-allocated values
+//! ([`FileView::constraints`], [`FileView::namespaces`]). `DIR` may also be a single file.
 
 use super::crd;
 use super::index::{Body, Index};
@@ -12,6 +14,8 @@ use super::resource::Resource;
 use crate::object::{
     ClusterView, Dependents, LabelValues, ObjectRef, Subject, ViewError, ViewFuture,
 };
+use crate::pod_security::constraint as scc;
+use crate::pod_security::{Namespace as PodNamespace, SecurityContextConstraints};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -109,19 +113,33 @@ pub struct FileView {
     index: Index,
     /// Objects read, by API group and kind (what `remaining_objects` counts).
     kinds: BTreeMap<(String, String), u64>,
+    /// The `SecurityContextConstraints` read.
+    constraints: Vec<SecurityContextConstraints>,
+    /// Every Namespace read, with its pre-allocated values.
+    namespaces: Vec<PodNamespace>,
 }
 
 impl FileView {
     /// Reads every `.yaml`, `.yml` and `.json` file in `dir` (not its subdirectories), in
-    /// name order.
+    /// name order; or `dir` itself when it is a file.
     pub fn load(dir: &Path) -> Result<FileView, FilesError> {
         let read_dir = |source| FilesError::ReadDir {
             dir: dir.to_path_buf(),
             source,
         };
         let mut paths = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(read_dir)? {
-            let path = entry.map_err(read_dir)?.path();
+        if dir.is_file() {
+            paths.push(dir.to_path_buf());
+        }
+        let entries = match dir.is_file() {
+            true => Vec::new(),
+            false => std::fs::read_dir(dir)
+                .map_err(read_dir)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(read_dir)?,
+        };
+        for entry in entries {
+            let path = entry.path();
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
             if path.is_file() && matches!(ext, "yaml" | "yml" | "json") {
                 paths.push(path);
@@ -139,6 +157,16 @@ impl FileView {
     /// The index read from the files.
     pub fn index(&self) -> &Index {
         &self.index
+    }
+
+    /// The `SecurityContextConstraints` read.
+    pub fn constraints(&self) -> &[SecurityContextConstraints] {
+        &self.constraints
+    }
+
+    /// Every Namespace read, with the values pod security reads.
+    pub fn namespaces(&self) -> &[PodNamespace] {
+        &self.namespaces
     }
 
     fn read_file(&mut self, path: &Path, i: &mut Interner) -> Result<(), FilesError> {
@@ -212,6 +240,27 @@ impl FileView {
             .unwrap_or("")
             .to_owned();
         *self.kinds.entry((group.clone(), kind.clone())).or_default() += 1;
+        if group == scc::GROUP && kind == scc::KIND {
+            let constraint = serde_json::from_value::<SecurityContextConstraints>(object)
+                .map_err(|source| ObjectError::Decode { kind, source })?;
+            if constraint.name().is_empty() {
+                return Err(ObjectError::NoName(scc::KIND.to_owned()));
+            }
+            self.constraints.push(constraint);
+            return Ok(());
+        }
+        if group.is_empty() && kind == "Namespace" {
+            let meta = serde_json::from_value::<Meta>(object.clone()).map_err(|source| {
+                ObjectError::Decode {
+                    kind: kind.clone(),
+                    source,
+                }
+            })?;
+            let name = meta.metadata.name.clone().unwrap_or_default();
+            let annotations = meta.metadata.annotations.unwrap_or_default();
+            self.namespaces
+                .push(PodNamespace::from_annotations(name, &annotations));
+        }
         let Some(resource) = Resource::from_group_kind(&group, &kind) else {
             return Ok(());
         };

@@ -57,10 +57,25 @@ pub struct CheckArgs {
     /// For an update judged with `--object`: the stored object.
     #[arg(long, value_name = "FILE", requires = "object")]
     pub(crate) old_object: Option<PathBuf>,
-    /// Saved cluster state for `--object`: a directory of YAML/JSON objects (pods, ReplicaSets,
-    /// Services, Ingresses, PersistentVolumeClaims, Namespaces). Without it the cluster is empty.
-    #[arg(long, value_name = "DIR", requires = "object")]
+    /// Saved cluster state for `--object` or `--pod`: a directory of YAML/JSON objects (pods,
+    /// ReplicaSets, Services, Ingresses, PersistentVolumeClaims, Namespaces; for `--pod` also
+    /// SecurityContextConstraints). Without it the cluster is empty.
+    #[arg(long, value_name = "DIR")]
     pub(crate) cluster_state: Option<PathBuf>,
+    /// Judge the creation of this pod (YAML or JSON) by pod security instead: the constraint
+    /// chosen and its patch, or every constraint's reason. The requester is `--as` and
+    /// `--as-group`, the namespace `-n` (default: the pod's, else `default`).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["verb", "resource", "file", "object", "conditions"])]
+    pub pod: Option<PathBuf>,
+    /// With `--pod`: the SecurityContextConstraints, a file or directory of them (for example
+    /// deploy/pod-security.yaml); default: those in `--cluster-state`.
+    #[arg(long, value_name = "PATH", requires = "pod")]
+    pub(crate) constraints: Option<PathBuf>,
+    /// With `--pod`: who may use which constraint (the API server's `use` answers), as
+    /// `WHO=CONSTRAINT` (a user, `system:serviceaccount:NS:NAME` or `group:NAME`; a name or `*`;
+    /// repeatable). Constraints listing a subject in `users`/`groups` need no grant.
+    #[arg(long = "can-use", value_name = "WHO=CONSTRAINT", requires = "pod")]
+    pub(crate) can_use: Vec<String>,
     /// With `--object`: the request is a dry run.
     #[arg(long, requires = "object")]
     pub dry_run: bool,

@@ -2,8 +2,9 @@
 //! answer with `--object`, the enforcer's round trip), print, and exit by the decision.
 
 use super::args::CheckArgs;
-use super::error::{InputError, RuntimeError};
+use super::error::InputError;
 use super::render::render_with;
+use super::runtime::offline_runtime;
 use crate::authorizer::{Answer, Chain, Deadline, Input};
 use crate::cli::{ConfigSource, ExitStatus, check_conditions};
 use crate::decision::Decision;
@@ -16,6 +17,9 @@ pub fn run(args: CheckArgs) -> ExitStatus {
         eprintln!("error: {msg}");
         ExitStatus::Usage
     };
+    if let Some(pod) = &args.pod {
+        return super::pod::run(&args, pod);
+    }
     let input = match args.input() {
         Ok(i) => i,
         Err(e) => return usage(e.to_string()),
@@ -100,12 +104,4 @@ pub fn evaluate(runtime: &tokio::runtime::Runtime, chain: &Chain, input: &Input)
         Some(_) => runtime.block_on(chain.admit(input, deadline)),
         None => runtime.block_on(chain.authorize(input, deadline)),
     }
-}
-
-/// The current-thread runtime offline commands evaluate on.
-pub fn offline_runtime() -> Result<tokio::runtime::Runtime, RuntimeError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(RuntimeError)
 }

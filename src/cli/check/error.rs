@@ -13,6 +13,9 @@ pub enum InputError {
     /// Both a review file and flags.
     #[error("give either -f REVIEW.json or VERB RESOURCE, not both")]
     FileAndFlags,
+    /// `--cluster-state` for a review that reads no object.
+    #[error("--cluster-state is read with --object or --pod")]
+    StateWithoutObject,
     /// The review file cannot be read.
     #[error("cannot read {}: {source}", path.display())]
     ReadFile {

@@ -62,6 +62,9 @@ impl CheckArgs {
     pub fn input(&self) -> Result<Input, InputError> {
         let input = Input::new(self.review()?, self.now()?);
         let Some(path) = &self.object else {
+            if self.cluster_state.is_some() {
+                return Err(InputError::StateWithoutObject);
+            }
             return Ok(input);
         };
         if input.review.supports_conditions() {

@@ -89,6 +89,15 @@ else
   args=(-rounds 3 -closed 4s -open 5s -warmup 1s -generated 600)
   limit=600
 fi
+# The warrant-kafka column (warrant with its Kafka audit sink, a KRaft broker on the generator's
+# core): with WARRANT_KAFKA_LIBS (what tests/kafka/install.sh prints, as .ci/run exports it),
+# or BENCH_KAFKA=1 to fetch the jars here (cached in ~/.cache/warrant-kafka-<version>).
+if [ -z "${WARRANT_KAFKA_LIBS:-}" ] && [ "${BENCH_KAFKA:-}" = 1 ]; then
+  WARRANT_KAFKA_LIBS=$(bash "$root/tests/kafka/install.sh")
+fi
+if [ -n "${WARRANT_KAFKA_LIBS:-}" ]; then
+  args+=(-kafka-libs "$WARRANT_KAFKA_LIBS" -kafka-log4j "$root/tests/kafka/log4j2.properties")
+fi
 # The machine may be shared with builds: as root, run the benchmark (servers included) at a higher
 # priority so they disturb it less. The load averages printed before and after tell how busy it was.
 prio=()

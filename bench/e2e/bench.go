@@ -74,7 +74,7 @@ func run(o options) error {
 	}
 	servers, err := startServers(o, p)
 	defer func() {
-		for _, s := range servers {
+		for _, s := range append(servers, helpers...) {
 			s.stop()
 		}
 	}()
@@ -160,6 +160,19 @@ func run(o options) error {
 			return err
 		}
 	}
+	for _, s := range servers {
+		if s.Name != nameKafka {
+			continue
+		}
+		sent, dropped, err := kafkaSent(p, s.port)
+		if err != nil {
+			return fmt.Errorf("%s metrics: %w", nameKafka, err)
+		}
+		if sent == 0 || dropped > 0 {
+			return fmt.Errorf("%s: %.0f records sent to Kafka, %.0f dropped: the sink did not keep up", nameKafka, sent, dropped)
+		}
+		fmt.Printf("%s: %.0f records sent to Kafka topic %s, none dropped\n", nameKafka, sent, kafkaTopic)
+	}
 	rep := newReport(servers, results, o.concurrencies, rates)
 	if o.results != "" {
 		if err := rep.writeJSON(o.results); err != nil {
@@ -169,6 +182,9 @@ func run(o options) error {
 	rep.print(os.Stdout)
 	return nil
 }
+
+// helpers are the processes the servers need (the Kafka broker), stopped with them.
+var helpers []*server
 
 const (
 	nameWarrant = "warrant"
@@ -204,6 +220,22 @@ func startServers(o options, p pki) ([]*server, error) {
 			return warrantArgs(o, p, port, auditPath(o), "state-warrant-audit")
 		}},
 	}
+	if o.kafkaLibs != "" {
+		kafka, broker, err := startKafka(o)
+		if kafka != nil {
+			helpers = append(helpers, kafka)
+		}
+		if err != nil {
+			return servers, fmt.Errorf("kafka: %w", err)
+		}
+		specs = append(specs, struct {
+			name, bin, path string
+			args            func(port int) []string
+		}{nameKafka, o.warrantBin, "/authorize", func(port int) []string {
+			return append(warrantArgs(o, p, port, "none", "state-warrant-kafka"),
+				"--audit-kafka-brokers", broker, "--audit-kafka-topic", kafkaTopic)
+		}})
+	}
 	for _, spec := range specs {
 		port, err := freePort()
 		if err != nil {
@@ -214,6 +246,7 @@ func startServers(o options, p pki) ([]*server, error) {
 			return servers, err
 		}
 		servers = append(servers, s)
+		s.port = port
 		url := fmt.Sprintf("https://127.0.0.1:%d%s", port, spec.path)
 		kc, err := p.kubeconfig(o.dir, spec.name, url)
 		if err != nil {

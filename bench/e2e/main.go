@@ -1,5 +1,5 @@
 // Command e2e is warrant's end-to-end benchmark: it starts warrant (without and with an audit
-// file) and OPA pinned to one core, and drives them from another core through kube-apiserver's own
+// file, and with -kafka-libs with its Kafka audit sink) and OPA pinned to one core, and drives them from another core through kube-apiserver's own
 // webhook authorizer (k8s.io/apiserver/plugin/pkg/authorizer/webhook, built from an
 // AuthorizationConfiguration and a kubeconfig as kube-apiserver builds it, cache off, HTTP/2 where
 // the server offers it, mutual TLS). It checks that both servers decide a set of reviews alike,
@@ -25,6 +25,7 @@ type options struct {
 	concurrencies                                   []int
 	generated                                       int
 	results                                         string
+	kafkaLibs, kafkaLog4j                           string
 }
 
 func main() {
@@ -45,6 +46,8 @@ func main() {
 	flag.StringVar(&conc, "concurrency", "1,8,64", "closed-loop concurrencies")
 	flag.IntVar(&o.generated, "generated", 600, "generated reviews in the equivalence check (besides the hand-made ones)")
 	flag.StringVar(&o.results, "results", "", "also write the pooled results as JSON here")
+	flag.StringVar(&o.kafkaLibs, "kafka-libs", "", "Apache Kafka's jars (tests/kafka/install.sh): add the warrant-kafka column, warrant with its Kafka audit sink")
+	flag.StringVar(&o.kafkaLog4j, "kafka-log4j", "", "the broker's log4j2 configuration (tests/kafka/log4j2.properties)")
 	flag.Parse()
 	for _, c := range strings.Split(conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))

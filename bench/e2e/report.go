@@ -194,6 +194,12 @@ func (r *report) print(out io.Writer) {
 	fmt.Fprintf(out, "throughput ratio: best closed-loop reviews/s, warrant %.0f vs opa %.0f; p99 ratio: opa p99 / warrant p99 at %.0f/s (> 1: warrant's is lower)\n", tw, to, r.rates[0])
 	fmt.Fprintf(out, "warrant/opa throughput ratio: %.2f (p99 ratio: %.2f)\n", tw/to, float64(po)/float64(pw))
 	fmt.Fprintf(out, "opa/warrant server CPU per review: %.2f\n", co/cw)
+	for _, s := range r.servers {
+		if s.Name == nameKafka {
+			ck := r.closedCPU(nameKafka)
+			fmt.Fprintf(out, "warrant-kafka/warrant server CPU per review: %.2f (the Kafka audit sink's cost: %+.0f%%)\n", ck/cw, 100*(ck/cw-1))
+		}
+	}
 }
 
 // writeJSON keeps the pooled figures (no raw latencies) for later comparison.

@@ -24,6 +24,7 @@ type server struct {
 	IdleRSS int64
 	LoadRSS int64
 	Proto   string
+	port    int
 }
 
 func freePort() (int, error) {

@@ -10,6 +10,7 @@
 
 use super::{defaults, namespace, pod_with};
 use crate::pod_security::engine::{Engine, Refusal};
+use crate::pod_security::patch::{self, patch};
 use crate::pod_security::subjects::SubjectType;
 use serde_json::{Value, json};
 
@@ -383,6 +384,15 @@ fn every_pod_meets_every_default_constraint_as_openshift_decides() {
             let expected = row.expected(name);
             match engine.admit(&namespace(), &pod, &everyone) {
                 Ok(admitted) if expected.is_empty() => {
+                    let targeted = patch(&pod, &admitted.pod).map(|p| serde_json::to_value(p).ok());
+                    let whole =
+                        patch::whole(&pod, &admitted.pod).map(|p| serde_json::to_value(p).ok());
+                    if targeted.as_ref().ok() != whole.as_ref().ok() || targeted.is_err() {
+                        wrong.push(format!(
+                            "{} x {name}: the patch {targeted:?} is not the whole pods' diff {whole:?}",
+                            row.name
+                        ));
+                    }
                     if let Err(refusal) = engine.validate(&namespace(), &admitted.pod, &everyone) {
                         wrong.push(format!(
                             "{} x {name}: admitted, but the admitted pod fails validation: {refusal}",

@@ -150,6 +150,7 @@ pub async fn sender(shared: Arc<Shared>) {
     let s = &shared.settings;
     let mut backoff = FIRST_BACKOFF;
     loop {
+        linger(&shared).await;
         let (batch, commit) = match next_batch(&shared) {
             Some(b) => b,
             None => {
@@ -217,6 +218,21 @@ pub async fn sender(shared: Arc<Shared>) {
             }
         }
         commit.done(&shared, batch.len());
+    }
+}
+
+/// Lets a partial batch in memory fill for `linger` before it is taken (never with a spool,
+/// whose records are already on disk, nor once the queue is closed).
+async fn linger(shared: &Shared) {
+    let s = &shared.settings;
+    let waiting = shared.queue.len();
+    if shared.spool.is_none()
+        && !s.linger.is_zero()
+        && waiting > 0
+        && waiting < s.batch_records
+        && !shared.queue.is_closed()
+    {
+        tokio::time::sleep(s.linger).await;
     }
 }
 

@@ -369,3 +369,31 @@ async fn the_oldest_unsent_age_grows_during_an_outage() {
         1.0
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_trickling_in_linger_into_one_batch_and_without_linger_go_one_by_one() {
+    // 10 records, one every 10 ms: a 200 ms linger gathers them all into the first batch;
+    // without one the sender takes each as it comes. The default is Kafka's 5 ms.
+    assert_eq!(SinkSettings::new("test").linger, Duration::from_millis(5));
+    for (linger, fewest, most) in [(Duration::from_millis(200), 1, 1), (Duration::ZERO, 5, 10)] {
+        let m = metrics();
+        let rx = Arc::new(Receiver::default());
+        let s = SinkSettings {
+            linger,
+            ..settings()
+        };
+        let sink = RemoteSink::start(s, rx.clone(), &m.sinks).unwrap();
+        for n in 0..10 {
+            sink.offer(record(n));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        until("10 records", || rx.numbers().len() == 10).await;
+        assert_eq!(rx.numbers(), (0..10).collect::<Vec<_>>());
+        let batches = rx.batches.load(Ordering::SeqCst);
+        assert!(
+            (fewest..=most).contains(&batches),
+            "linger {linger:?}: {batches} batches for 10 records"
+        );
+        sink.close(Duration::from_secs(1)).await;
+    }
+}

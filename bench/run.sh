@@ -4,8 +4,8 @@
 # (bench/e2e, which IS k8s.io/apiserver's webhook authorizer) to core 1. It checks that both
 # servers decide a set of reviews alike, then times interleaved rounds and prints a table, then
 # last the ratio lines.
-#   bench/run.sh           full run (about 5 minutes once built; at most 10)
-#   bench/run.sh --smoke   about a minute: short rounds that prove it works (CI); a debug warrant
+#   bench/run.sh           full run (about 10 minutes once built; at most 15)
+#   bench/run.sh --smoke   about two minutes: short rounds that prove it works (CI); a debug warrant
 #                          unless WARRANT_PROFILE=release; fails if the servers decide any review
 #                          differently, a server dies or a closed-loop call fails
 # Builds (once, cached under ~/.cache/warrant-go): OPA from the version pinned in bench/opa/go.mod
@@ -25,6 +25,7 @@ missing=()
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v taskset >/dev/null 2>&1 || missing+=(util-linux)
 command -v timeout >/dev/null 2>&1 || missing+=(coreutils)
+command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && apt-get install -y -qq "${missing[@]}"
@@ -64,16 +65,27 @@ if [ -n "${WARRANT_BIN:-}" ]; then
   echo "== warrant ($WARRANT_BIN, not built here)"
   cp "$WARRANT_BIN" "$work/warrant"
   profile="given: $(sha256sum "$WARRANT_BIN" | cut -c1-12)"
+  if [ -n "${FLOOR_BIN:-}" ]; then
+    cp "$FLOOR_BIN" "$work/sar_floor"
+  else
+    # The floor is built from this checkout (release) beside the given warrant.
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
+    (cd "$root" && cargo build --release --locked --example sar_floor)
+    cp "$CARGO_TARGET_DIR/release/examples/sar_floor" "$work/sar_floor"
+  fi
 else
   echo "== warrant (cargo build --locked, $profile)"
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
+  # The floor (examples/sar_floor.rs: warrant's TLS and HTTP stack answering a fixed review) is
+  # built with the same profile.
   if [ "$profile" = release ]; then
-    (cd "$root" && cargo build --release --locked --bin warrant)
+    (cd "$root" && cargo build --release --locked --bin warrant --example sar_floor)
   else
-    (cd "$root" && cargo build --locked --bin warrant)
+    (cd "$root" && cargo build --locked --bin warrant --example sar_floor)
   fi
   # A copy taken right after the build: other worktrees share CARGO_TARGET_DIR.
   cp "$CARGO_TARGET_DIR/$profile/warrant" "$work/warrant"
+  cp "$CARGO_TARGET_DIR/$profile/examples/sar_floor" "$work/sar_floor"
 fi
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo " (uncommitted changes)" || true)
@@ -84,10 +96,10 @@ echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(npr
 
 if [ "$mode" = smoke ]; then
   args=(-rounds 1 -closed 1s -open 1s -warmup 300ms -generated 200)
-  limit=240
+  limit=300
 else
   args=(-rounds 3 -closed 4s -open 5s -warmup 1s -generated 600)
-  limit=600
+  limit=900
 fi
 # The warrant-kafka column (warrant with its Kafka audit sink, a KRaft broker on the generator's
 # core): with WARRANT_KAFKA_LIBS (what tests/kafka/install.sh prints, as .ci/run exports it),
@@ -105,7 +117,7 @@ if [ "$(id -u)" = 0 ]; then prio=(nice -n -10); fi
 echo "== benchmark ($mode)"
 status=0
 "${prio[@]}" timeout --signal=TERM "$limit" taskset -c 1 "$cache/e2e" \
-  -warrant "$work/warrant" -opa "$opa" \
+  -warrant "$work/warrant" -opa "$opa" -floor "$work/sar_floor" -h2load "$(command -v h2load)" \
   -policy "$root/bench/e2e/warrant-policy.yaml" -rego "$root/bench/e2e/policy.rego" \
   -authorization-config "$root/bench/e2e/authorization-config.yaml" \
   -dir "$work/run" -server-core 0 -client-core 1 -results "$work/results.json" "${args[@]}" || status=$?

@@ -72,6 +72,9 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	if _, err := writeTokenFile(o.dir); err != nil {
+		return err
+	}
 	servers, err := startServers(o, p)
 	defer func() {
 		for _, s := range append(servers, helpers...) {
@@ -86,9 +89,16 @@ func run(o options) error {
 	}
 
 	reviews := append(handReviews(), generatedReviews(o.generated)...)
-	if err := checkEquivalence(servers, reviews); err != nil {
+	reviews = append(reviews, mixOrder()...)
+	deciders := withoutFloor(servers)
+	if err := checkEquivalence(deciders, reviews); err != nil {
 		return fmt.Errorf("equivalence check failed, nothing timed: %w", err)
 	}
+	mix, err := mixWorkload(deciders[0])
+	if err != nil {
+		return err
+	}
+	bench := single(benchReview())
 
 	results := pool{}
 	failed := func() error {
@@ -100,7 +110,7 @@ func run(o options) error {
 		for k, w := range results {
 			// An open-loop run past a server's capacity times out by design (reported in the
 			// table); a closed-loop call never should.
-			if k.Kind == "closed" && w.Failures > 0 {
+			if (k.Kind == "closed" || k.Kind == kindMix || k.Kind == kindCapacity) && w.Failures > 0 {
 				return fmt.Errorf("%s %s %.0f: %d of %d calls failed (first: %s)", k.Server, k.Kind, k.Level, w.Failures, w.Reviews, w.FirstErr)
 			}
 		}
@@ -110,7 +120,7 @@ func run(o options) error {
 	for r := 0; r < o.rounds; r++ {
 		for _, c := range o.concurrencies {
 			for _, s := range servers {
-				w, err := closedLoop(s.authz, s.pid(), c, o.warmup, o.closedDur)
+				w, err := closedLoop(s.authz, s.pid(), bench, c, o.warmup, o.closedDur)
 				if err != nil {
 					return err
 				}
@@ -139,7 +149,7 @@ func run(o options) error {
 	for r := 0; r < o.rounds; r++ {
 		for _, rate := range rates {
 			for _, s := range servers {
-				w, err := openLoop(s.authz, s.pid(), rate, o.warmup, o.openDur)
+				w, err := openLoop(s.authz, s.pid(), bench, rate, o.warmup, o.openDur)
 				if err != nil {
 					return err
 				}
@@ -155,10 +165,22 @@ func run(o options) error {
 			return err
 		}
 	}
+	if err := mixRuns(o, deciders, mix, results); err != nil {
+		return err
+	}
+	if err := failed(); err != nil {
+		return err
+	}
 	for _, s := range servers {
 		if s.LoadRSS, err = rssBytes(s.pid()); err != nil {
 			return err
 		}
+	}
+	if err := capacityRuns(o, p, servers, results); err != nil {
+		return err
+	}
+	if err := failed(); err != nil {
+		return err
 	}
 	for _, s := range servers {
 		if s.Name != nameKafka {
@@ -190,7 +212,19 @@ const (
 	nameWarrant = "warrant"
 	nameAudit   = "warrant-audit"
 	nameOPA     = "opa"
+	nameFloor   = "floor"
 )
+
+// withoutFloor is every server but the floor, which answers every review alike.
+func withoutFloor(servers []*server) []*server {
+	var out []*server
+	for _, s := range servers {
+		if s.Name != nameFloor {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 func auditPath(o options) string { return filepath.Join(o.dir, "warrant-audit.jsonl") }
 
@@ -218,6 +252,10 @@ func startServers(o options, p pki) ([]*server, error) {
 		}},
 		{nameAudit, o.warrantBin, "/authorize", func(port int) []string {
 			return warrantArgs(o, p, port, auditPath(o), "state-warrant-audit")
+		}},
+		{nameFloor, o.floorBin, "/authorize", func(port int) []string {
+			return []string{"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--tls-cert-file", p.ServerCert,
+				"--tls-private-key-file", p.ServerKey, "--client-ca-file", p.CA, "--token", benchToken}
 		}},
 	}
 	if o.kafkaLibs != "" {
@@ -271,7 +309,8 @@ func startServers(o options, p pki) ([]*server, error) {
 func warrantArgs(o options, p pki, port int, audit, state string) []string {
 	return []string{"serve", "--config", o.policy, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--tls-cert-file", p.ServerCert, "--tls-private-key-file", p.ServerKey, "--client-ca-file", p.CA,
-		"--state-dir", filepath.Join(o.dir, state), "--audit-log", audit}
+		"--state-dir", filepath.Join(o.dir, state), "--audit-log", audit,
+		"--token-auth-file", filepath.Join(o.dir, "tokens.csv")}
 }
 
 // protocol posts one review with a transport built from the webhook kubeconfig by client-go

@@ -31,19 +31,36 @@ type window struct {
 	ServerWait time.Duration `json:"serverWait"`
 	ClientWait time.Duration `json:"clientWait"`
 	FirstErr   string        `json:"firstErr,omitempty"`
+	// h2load's own measure of the run's length (capacity runs only).
+	H2Wall time.Duration `json:"-"`
 }
 
-// call sends the timed review once; false when it failed or did not allow.
-func call(a authorizer.Authorizer, attrs authorizer.AttributesRecord) (bool, error) {
-	d, _, err := a.Authorize(context.Background(), attrs)
-	return err == nil && d == authorizer.DecisionAllow, err
+// workload is what a timed run sends: reviews taken in turn (the one bench review, or a
+// weighted mix expanded and shuffled), each with the decision it must get.
+type workload struct {
+	reviews []authorizer.AttributesRecord
+	want    []authorizer.Decision
+}
+
+// single is the workload of one review that must be allowed.
+func single(attrs authorizer.AttributesRecord) workload {
+	return workload{reviews: []authorizer.AttributesRecord{attrs}, want: []authorizer.Decision{authorizer.DecisionAllow}}
+}
+
+// call sends the workload's i-th review once; false when it failed or was not decided as it
+// must be.
+func (wl workload) call(a authorizer.Authorizer, i int) (bool, error) {
+	j := i % len(wl.reviews)
+	d, _, err := a.Authorize(context.Background(), wl.reviews[j])
+	return err == nil && d == wl.want[j], err
 }
 
 // cores are the server's and the generator's cores, for the disturbance figures.
 var cores = struct{ server, client int }{0, 1}
 
-// measure runs body between two readings of the server's and this process's CPU time and of
-// the two cores' busy time.
+// measure runs body between two readings of the server's and the generator's CPU time and of
+// the two cores' busy time. The generator is this process, and any child it has waited for
+// meanwhile (h2load).
 func measure(pid int, body func(w *window)) (window, error) {
 	var w window
 	s0, err := cpuTime(pid)
@@ -75,22 +92,22 @@ func measure(pid int, body func(w *window)) (window, error) {
 
 // closedLoop keeps `concurrency` callers busy for d (after a warm-up of the same shape): each sends
 // the next review as soon as the previous one is answered.
-func closedLoop(a authorizer.Authorizer, pid, concurrency int, warmup, d time.Duration) (window, error) {
+func closedLoop(a authorizer.Authorizer, pid int, wl workload, concurrency int, warmup, d time.Duration) (window, error) {
 	run := func(d time.Duration, record bool, w *window) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		stop := time.Now().Add(d)
-		attrs := benchReview()
 		for i := 0; i < concurrency; i++ {
 			wg.Add(1)
-			go func() {
+			go func(next int) {
 				defer wg.Done()
 				lat := make([]time.Duration, 0, 4096)
 				var fails int64
 				var firstErr error
 				for time.Now().Before(stop) {
 					t := time.Now()
-					ok, err := call(a, attrs)
+					ok, err := wl.call(a, next)
+					next++
 					lat = append(lat, time.Since(t))
 					if !ok {
 						fails++
@@ -109,7 +126,7 @@ func closedLoop(a authorizer.Authorizer, pid, concurrency int, warmup, d time.Du
 					}
 					mu.Unlock()
 				}
-			}()
+			}(i * 13)
 		}
 		wg.Wait()
 	}
@@ -125,7 +142,7 @@ const maxInFlight = 1024
 // latency runs from that scheduled instant to the answer, so a server (or client) that falls
 // behind is charged for the wait (no coordinated omission). A run that has not sent everything by
 // 4*d stops sending; the unsent calls count as censored, with latency "at least now - schedule".
-func openLoop(a authorizer.Authorizer, pid int, rate float64, warmup, d time.Duration) (window, error) {
+func openLoop(a authorizer.Authorizer, pid int, wl workload, rate float64, warmup, d time.Duration) (window, error) {
 	run := func(d time.Duration, record bool, w *window) {
 		n := int(rate * d.Seconds())
 		interval := time.Duration(float64(time.Second) / rate)
@@ -134,7 +151,6 @@ func openLoop(a authorizer.Authorizer, pid int, rate float64, warmup, d time.Dur
 		var firstErr atomic.Value
 		slots := make(chan struct{}, maxInFlight)
 		var wg sync.WaitGroup
-		attrs := benchReview()
 		start := time.Now()
 		cutoff := start.Add(4 * d)
 		for i := 0; i < n; i++ {
@@ -155,7 +171,7 @@ func openLoop(a authorizer.Authorizer, pid int, rate float64, warmup, d time.Dur
 			wg.Add(1)
 			go func(i int, at time.Time) {
 				defer wg.Done()
-				ok, err := call(a, attrs)
+				ok, err := wl.call(a, i)
 				lat[i] = time.Since(at)
 				<-slots
 				if !ok {

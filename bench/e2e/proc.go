@@ -55,13 +55,17 @@ func rssBytes(pid int) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
 }
 
-// selfCPU is this process's user plus system CPU time so far.
+// selfCPU is the user plus system CPU time so far of this process and of the children it has
+// waited for (the h2load runs; the servers are waited for only once stopped, after all runs).
 func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return total
 }
 
 // coreBusy is the time core `cpu` has spent busy so far (every /proc/stat column but idle and

@@ -174,13 +174,17 @@ func (r *report) print(out io.Writer) {
 		r.row("other processes' use of server / generator core", func(s *server) string {
 			return r.share(s.Name, func(w *window) (time.Duration, time.Duration) { return w.OthersServerCore, w.OthersClientCore })
 		}),
+	}
+	lines = append(lines, r.mixRows()...)
+	lines = append(lines,
 		r.row("RSS idle -> after load", func(s *server) string { return fmt.Sprintf("%.1f -> %.1f MB", mb(s.IdleRSS), mb(s.LoadRSS)) }),
 		r.row("HTTP protocol", func(s *server) string { return s.Proto }),
-	}
+	)
 	fmt.Fprintln(out)
 	for _, l := range lines {
 		fmt.Fprintln(out, l)
 	}
+	r.printCapacity(out)
 	fmt.Fprintln(out)
 	if len(r.notes) == 0 {
 		fmt.Fprintln(out, "client never saturated (generator core below 90% in every run)")
@@ -194,6 +198,7 @@ func (r *report) print(out io.Writer) {
 	fmt.Fprintf(out, "throughput ratio: best closed-loop reviews/s, warrant %.0f vs opa %.0f; p99 ratio: opa p99 / warrant p99 at %.0f/s (> 1: warrant's is lower)\n", tw, to, r.rates[0])
 	fmt.Fprintf(out, "warrant/opa throughput ratio: %.2f (p99 ratio: %.2f)\n", tw/to, float64(po)/float64(pw))
 	fmt.Fprintf(out, "opa/warrant server CPU per review: %.2f\n", co/cw)
+	r.printRatios(out)
 	for _, s := range r.servers {
 		if s.Name == nameKafka {
 			ck := r.closedCPU(nameKafka)

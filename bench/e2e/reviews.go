@@ -117,3 +117,83 @@ func describe(a authorizer.AttributesRecord) string {
 	b, _ := json.Marshal(view)
 	return string(b)
 }
+
+// shape is one kind of review in the mixed workload and its weight (share of calls, in %).
+type shape struct {
+	weight int
+	attrs  authorizer.AttributesRecord
+}
+
+func person(name string, groups ...string) *user.DefaultInfo {
+	return &user.DefaultInfo{Name: name, UID: "1", Groups: append(groups, "system:authenticated")}
+}
+
+func coreRes(u *user.DefaultInfo, verb, ns, res string) authorizer.AttributesRecord {
+	return authorizer.AttributesRecord{User: u, Verb: verb, Namespace: ns, APIVersion: "v1", Resource: res,
+		Name: "x", ResourceRequest: true}
+}
+
+func appsRes(u *user.DefaultInfo, verb, ns, res string) authorizer.AttributesRecord {
+	a := coreRes(u, verb, ns, res)
+	a.APIGroup = "apps"
+	return a
+}
+
+func urlPath(u *user.DefaultInfo, p string) authorizer.AttributesRecord {
+	return authorizer.AttributesRecord{User: u, Verb: "get", Path: p}
+}
+
+// mixShapes is the mixed workload: 22 kinds of review weighted the way a cluster's authorizer
+// sees them, most from components and service accounts (which the policy's matchConditions turn
+// away before any rule runs), some non-resource URLs, and people whose reviews stop at the first,
+// a middle or the last rule, or run every rule for no opinion. Weights sum to 100.
+func mixShapes() []shape {
+	sa := func(ns, name string) *user.DefaultInfo {
+		return &user.DefaultInfo{Name: "system:serviceaccount:" + ns + ":" + name, UID: "2",
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	}
+	node := &user.DefaultInfo{Name: "system:node:n1", UID: "3", Groups: []string{"system:nodes", "system:authenticated"}}
+	scheduler := &user.DefaultInfo{Name: "system:kube-scheduler", UID: "4", Groups: []string{"system:authenticated"}}
+	kcm := &user.DefaultInfo{Name: "system:kube-controller-manager", UID: "5", Groups: []string{"system:authenticated"}}
+	anonymous := &user.DefaultInfo{Name: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+	lease := coreRes(kcm, "update", "kube-system", "leases")
+	lease.APIGroup = "coordination.k8s.io"
+	return []shape{
+		{10, coreRes(node, "get", "shop", "configmaps")},                                        // no opinion: system user
+		{8, coreRes(scheduler, "list", "", "pods")},                                             // no opinion: system user
+		{8, appsRes(sa("kube-system", "replicaset-controller"), "list", "shop", "replicasets")}, // no opinion: service account
+		{6, coreRes(sa("shop", "web"), "get", "shop", "secrets")},                               // no opinion: service account
+		{4, coreRes(sa("ci", "deployer"), "watch", "ci", "configmaps")},                         // no opinion: service account
+		{4, lease},                                    // no opinion: system user
+		{4, urlPath(anonymous, "/healthz")},           // no opinion: non-resource
+		{3, urlPath(person("bob", "dev"), "/api")},    // no opinion: non-resource
+		{2, urlPath(person("owner-ann"), "/version")}, // no opinion: non-resource
+		{3, appsRes(person("admin", "system:masters"), "delete", "shop", "deployments")},  // no opinion: system:masters
+		{6, coreRes(person("bob", "team-1"), "list", "shop", "secrets")},                  // Allow, first rule
+		{5, coreRes(person("bob", "team-9"), "get", "shop", "pods")},                      // Allow, a middle rule
+		{4, coreRes(person("carol", "team-17"), "get", "shop", "pods")},                   // Allow, a late rule
+		{3, appsRes(person("dave", "team-3", "team-7"), "update", "shop", "deployments")}, // Allow, first match in order
+		{3, coreRes(person("bob", "dev"), "delete", "ns-0", "pods")},                      // Deny, first rule
+		{3, coreRes(person("bob", "dev"), "delete", "ns-10", "pods")},                     // Deny, a middle rule
+		{2, coreRes(person("bob", "dev"), "delete", "ns-18", "pods")},                     // Deny, a late rule
+		{3, coreRes(person("owner-x", "team-1"), "delete", "ns-2", "pods")},               // Deny over Allow
+		{6, benchReview()}, // Allow, the last rule
+		{4, coreRes(person("owner-ann"), "get", "shop", "services")},     // no opinion after every rule
+		{6, coreRes(person("bob", "dev"), "get", "shop", "pods")},        // no opinion after every rule
+		{2, coreRes(person("erin", "team-2"), "delete", "ns-1", "pods")}, // no opinion after every rule
+	}
+}
+
+// mixOrder is the mixed workload's calls in the order they are sent: each shape as often as its
+// weight in 100, shuffled with a fixed seed so every run and server gets the same sequence.
+func mixOrder() []authorizer.AttributesRecord {
+	var out []authorizer.AttributesRecord
+	for _, s := range mixShapes() {
+		for i := 0; i < s.weight; i++ {
+			out = append(out, s.attrs)
+		}
+	}
+	rng := rand.New(rand.NewSource(29))
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}

@@ -48,7 +48,7 @@ pub(crate) use conditions_review::{
     CONDITIONS_REVIEW_API_VERSION, CONDITIONS_REVIEW_KIND, ConditionsReview, ConditionsReviewError,
     decode_conditions_review, encode_conditions_response, is_conditions_review,
 };
-pub use decode::decode;
+pub use decode::{AuthorizeBody, decode, decode_authorize};
 pub use decoded::{Attributes, Review};
 pub use error::ReviewError;
 pub(crate) use json_object::{object_only, refuse_array};

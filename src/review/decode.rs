@@ -48,10 +48,35 @@ struct WireSpec {
     authorization_options: Option<AuthorizationOptions>,
 }
 
+/// What a body posted to `/authorize` holds: kube-apiserver sends both review kinds to one
+/// endpoint unless told otherwise, told apart by `kind`.
+#[derive(Debug)]
+pub enum AuthorizeBody {
+    /// A SubjectAccessReview, decoded.
+    Review(Box<Review>),
+    /// An AuthorizationConditionsReview: decode it with `decode_conditions_review`.
+    ConditionsReview,
+}
+
 /// Decodes one review from a JSON body.
 pub fn decode(body: &[u8]) -> Result<Review, ReviewError> {
     refuse_array(body, "a SubjectAccessReview object").map_err(ReviewError::NotJson)?;
     let envelope: Envelope<'_> = serde_json::from_slice(body).map_err(ReviewError::NotJson)?;
+    decode_envelope(envelope)
+}
+
+/// Tells the two kinds `/authorize` takes apart and decodes a SubjectAccessReview, in one pass
+/// over the body (a conditions review, the rare kind, is decoded apart).
+pub fn decode_authorize(body: &[u8]) -> Result<AuthorizeBody, ReviewError> {
+    refuse_array(body, "a SubjectAccessReview object").map_err(ReviewError::NotJson)?;
+    let envelope: Envelope<'_> = serde_json::from_slice(body).map_err(ReviewError::NotJson)?;
+    if envelope.kind.as_deref() == Some(super::CONDITIONS_REVIEW_KIND) {
+        return Ok(AuthorizeBody::ConditionsReview);
+    }
+    decode_envelope(envelope).map(|r| AuthorizeBody::Review(Box::new(r)))
+}
+
+fn decode_envelope(envelope: Envelope<'_>) -> Result<Review, ReviewError> {
     let version = match envelope.api_version.as_deref() {
         None | Some("") => return Err(ReviewError::MissingApiVersion),
         Some("authorization.k8s.io/v1") => ApiVersion::V1,

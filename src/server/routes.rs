@@ -282,16 +282,20 @@ async fn authorize(
     decoded::charge(&mut hold, &state.body_budget, &body)?;
     // kube-apiserver sends its AuthorizationConditionsReviews to the same endpoint unless the
     // webhook's conditionsReview names another kubeconfig context; TypeMeta tells them apart
-    // (and, for a body past the SubjectAccessReview limit, must lead it).
-    if review::is_conditions_review(&body) {
-        return conditions_review(state, &body).await;
-    }
+    // (and, for a body past the SubjectAccessReview limit, must lead it). A body within that
+    // limit is read once for both its kind and the review.
     if body.len() > MAX_BODY_BYTES {
+        if review::is_conditions_review(&body) {
+            return conditions_review(state, &body).await;
+        }
         return Err(Rejection::TooLarge {
             limit: MAX_BODY_BYTES,
         });
     }
-    let review = review::decode(&body)?;
+    let review = match review::decode_authorize(&body)? {
+        review::AuthorizeBody::Review(review) => *review,
+        review::AuthorizeBody::ConditionsReview => return conditions_review(state, &body).await,
+    };
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
     let input = Input::new(review, state.clock.now());

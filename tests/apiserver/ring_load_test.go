@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // 200 concurrent deletes of unprotected Deployments by the CI identity (trusted up to standard):
@@ -46,6 +47,7 @@ func TestRingConcurrentDeletesLatency(t *testing.T) {
 	// Rounds of n deletes, concurrent or one after the other; the baseline and the ring
 	// alternate (A B B A) so that neither gains from running second.
 	round := 0
+	deletingCPU := 0.0 // warrant-admission's CPU while the concurrent deletes through it ran
 	burst := func(ns string, concurrent bool) []time.Duration {
 		round++
 		names := make([]string, n)
@@ -62,6 +64,12 @@ func TestRingConcurrentDeletesLatency(t *testing.T) {
 		if concurrent {
 			width = n
 		}
+		_, cpu0 := procStats(t, E.ring.admission.cmd.Process.Pid)
+		defer func() {
+			if _, cpu1 := procStats(t, E.ring.admission.cmd.Process.Pid); concurrent && ns == through {
+				deletingCPU += cpu1 - cpu0
+			}
+		}()
 		parallel(t, width, names, func(name string) error {
 			began := time.Now()
 			err := ci.AppsV1().Deployments(ns).Delete(ctx(t), name, metav1.DeleteOptions{})
@@ -73,12 +81,21 @@ func TestRingConcurrentDeletesLatency(t *testing.T) {
 		return latencies
 	}
 	mw, ma := markLog(E.ring.audit), markLog(E.ring.apiAudit)
-	judgedBefore := admissionSeconds(t)
+	judgedBefore, callsBefore := admissionSeconds(t), webhookCallSeconds(t, admin, hook)
+	pid := E.ring.admission.cmd.Process.Pid
+	_, cpuBefore := procStats(t, pid)
 	var base, ring, baseSeq, ringSeq []time.Duration
-	base = append(base, burst(excluded, true)...)
-	ring = append(ring, burst(through, true)...)
-	ring = append(ring, burst(through, true)...)
-	base = append(base, burst(excluded, true)...)
+	// Two A B B A cycles: a burst of 200 through kube-apiserver and etcd on this machine varies
+	// by tens of milliseconds from one burst to the next, more than the webhook adds.
+	for cycle := 0; cycle < concurrentCycles; cycle++ {
+		base = append(base, burst(excluded, true)...)
+		ring = append(ring, burst(through, true)...)
+		ring = append(ring, burst(through, true)...)
+		base = append(base, burst(excluded, true)...)
+	}
+	judgedConcurrent, callsConcurrent := admissionSeconds(t).minus(judgedBefore), webhookCallSeconds(t, admin, hook).minus(callsBefore)
+	_, cpuAfter := procStats(t, pid)
+	connections := metricValue(metricsOf(E.ring.url), "warrant_http_open_connections")
 	baseSeq = burst(excluded, false)
 	ringSeq = burst(through, false)
 	p := func(l []time.Duration, q int) time.Duration {
@@ -89,15 +106,27 @@ func TestRingConcurrentDeletesLatency(t *testing.T) {
 	for _, row := range []struct {
 		what       string
 		base, ring []time.Duration
-	}{{fmt.Sprintf("%d concurrent, 2 rounds", n), base, ring}, {fmt.Sprintf("%d sequential", n), baseSeq, ringSeq}} {
+	}{{fmt.Sprintf("%d concurrent, %d rounds", n, 2*concurrentCycles), base, ring}, {fmt.Sprintf("%d sequential", n), baseSeq, ringSeq}} {
 		fmt.Printf("  %-24s baseline p50 %9s p99 %9s | through %s p50 %9s p99 %9s | added p50 %9s p99 %9s\n",
 			row.what, p(row.base, 50), p(row.base, 99), hook, p(row.ring, 50), p(row.ring, 99),
 			p(row.ring, 50)-p(row.base, 50), p(row.ring, 99)-p(row.base, 99))
 	}
-	const total = 3 * n // deletes through the ring: two concurrent rounds and one sequential
+	// Where the added time goes during the concurrent bursts: kube-apiserver's own time per call
+	// to the webhook (its admission client, the connection, warrant) against warrant's time
+	// inside the request, and the connections kube-apiserver keeps open to warrant.
+	fmt.Printf("  concurrent bursts: kube-apiserver's time per call to %s (apiserver_admission_webhook_admission_duration_seconds): mean %s over %d calls; warrant's own time per DELETE (warrant_admission_duration_seconds): mean %s over %d; connections open to warrant-admission: %.0f\n",
+		hook, callsConcurrent.mean(), callsConcurrent.count, judgedConcurrent.mean(), judgedConcurrent.count, connections)
+	perDelete := time.Duration((cpuAfter - cpuBefore) / float64(max(1, judgedConcurrent.count)) * float64(time.Second))
+	whileDeleting := time.Duration(deletingCPU / float64(max(1, judgedConcurrent.count)) * float64(time.Second))
+	fmt.Printf("  warrant-admission's CPU (user+system, /proc) per DELETE: %s over the concurrent bursts (creates included: its cluster cache decodes their watch events), %s while the deletes ran, so %s of CPU for a burst of %d\n",
+		perDelete, whileDeleting, whileDeleting*n, n)
+	total := (2*concurrentCycles + 1) * n // deletes through the ring: the concurrent rounds and one sequential
 	judged := admissionSeconds(t).minus(judgedBefore)
 	fmt.Printf("  warrant's own time per DELETE (warrant_admission_duration_seconds): mean %s over %d requests\n",
 		judged.mean(), judged.count)
+	if callsConcurrent.count < 2*concurrentCycles*n {
+		t.Fatalf("kube-apiserver counted %d calls to %s during %d concurrent deletes through it", callsConcurrent.count, hook, 2*concurrentCycles*n)
+	}
 
 	// warrant-admission judged every delete in ring-ci (ALLOW: a trusted principal) and none in
 	// the excluded namespace; kube-apiserver's audit carries the webhook's code on each.
@@ -255,6 +284,50 @@ func (h histogramTotal) mean() time.Duration {
 
 // admissionSeconds adds up warrant-admission's warrant_admission_duration_seconds for DELETEs,
 // over every outcome.
+// concurrentCycles is how many A B B A cycles of concurrent bursts the latency test runs.
+const concurrentCycles = 2
+
+// webhookCallSeconds is kube-apiserver's own histogram of its calls to one validating webhook
+// for DELETE (apiserver_admission_webhook_admission_duration_seconds, read from its /metrics):
+// the time its admission client waited for each answer.
+func webhookCallSeconds(t *testing.T, admin *kubernetes.Clientset, hook string) histogramTotal {
+	t.Helper()
+	raw, err := admin.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx(t))
+	if err != nil {
+		t.Fatalf("kube-apiserver /metrics: %v", err)
+	}
+	var h histogramTotal
+	for _, l := range strings.Split(string(raw), "\n") {
+		name, rest, ok := strings.Cut(l, "{")
+		labels, value, ok2 := strings.Cut(rest, "} ")
+		if !ok || !ok2 || !strings.Contains(labels, `name="`+hook+`"`) || !strings.Contains(labels, `operation="DELETE"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", l, err)
+		}
+		switch name {
+		case "apiserver_admission_webhook_admission_duration_seconds_sum":
+			h.sum += v
+		case "apiserver_admission_webhook_admission_duration_seconds_count":
+			h.count += int(v)
+		}
+	}
+	return h
+}
+
+// metricValue is the value of an unlabelled metric in a Prometheus text page (0 when absent).
+func metricValue(page, name string) float64 {
+	for _, l := range strings.Split(page, "\n") {
+		if rest, ok := strings.CutPrefix(l, name+" "); ok {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v
+		}
+	}
+	return 0
+}
+
 func admissionSeconds(t *testing.T) histogramTotal {
 	t.Helper()
 	var h histogramTotal

@@ -127,9 +127,12 @@ async fn route(
                 );
                 Ok(r)
             } else if path == "/admit" {
-                admit(state, req).await
+                // The admission paths' futures are boxed: hyper copies each request's future
+                // into the task it spawns, and theirs are several KiB, so unboxed every
+                // authorization request would carry (and copy) their size too.
+                Box::pin(admit(state, req)).await
             } else if path == "/mutate" {
-                pods(state, req, Stage::Mutate).await
+                Box::pin(pods(state, req, Stage::Mutate)).await
             } else {
                 authorize(state, req).await
             }
@@ -284,9 +287,10 @@ async fn authorize(
     // webhook's conditionsReview names another kubeconfig context; TypeMeta tells them apart
     // (and, for a body past the SubjectAccessReview limit, must lead it). A body within that
     // limit is read once for both its kind and the review.
+    // The conditions review's future is boxed (see `route`): it is the rare kind here.
     if body.len() > MAX_BODY_BYTES {
         if review::is_conditions_review(&body) {
-            return conditions_review(state, &body).await;
+            return Box::pin(conditions_review(state, &body)).await;
         }
         return Err(Rejection::TooLarge {
             limit: MAX_BODY_BYTES,
@@ -294,7 +298,9 @@ async fn authorize(
     }
     let review = match review::decode_authorize(&body)? {
         review::AuthorizeBody::Review(review) => *review,
-        review::AuthorizeBody::ConditionsReview => return conditions_review(state, &body).await,
+        review::AuthorizeBody::ConditionsReview => {
+            return Box::pin(conditions_review(state, &body)).await;
+        }
     };
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();

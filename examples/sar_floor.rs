@@ -133,7 +133,9 @@ async fn answer(
     if !certified && !known {
         return Ok(reply(StatusCode::UNAUTHORIZED, b"{}"));
     }
-    let body = Limited::new(request.into_body(), BODY_LIMIT).collect().await;
+    let body = Limited::new(request.into_body(), BODY_LIMIT)
+        .collect()
+        .await;
     match body.map(|b| b.to_bytes()) {
         Ok(bytes) if !bytes.is_empty() => Ok(reply(StatusCode::OK, ANSWER)),
         _ => Ok(reply(StatusCode::BAD_REQUEST, b"{}")),
@@ -159,9 +161,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn Error>> {
             let service = hyper::service::service_fn(move |request| {
                 answer(request, certified, token.clone())
             });
-            let _ = builder
-                .serve_connection(TokioIo::new(tls), service)
-                .await;
+            let _ = builder.serve_connection(TokioIo::new(tls), service).await;
         });
     }
 }

@@ -180,7 +180,7 @@ func mixShapes() []shape {
 		{6, benchReview()}, // Allow, the last rule
 		{4, coreRes(person("owner-ann"), "get", "shop", "services")},     // no opinion after every rule
 		{6, coreRes(person("bob", "dev"), "get", "shop", "pods")},        // no opinion after every rule
-		{2, coreRes(person("erin", "team-2"), "delete", "ns-1", "pods")}, // no opinion after every rule
+		{3, coreRes(person("erin", "team-2"), "delete", "ns-1", "pods")}, // no opinion after every rule
 	}
 }
 

@@ -225,6 +225,9 @@ async fn serve<I>(
     // Once an unauthenticated connection is told to close, when it is dropped regardless.
     let mut cut_off: Option<Instant> = None;
     loop {
+        // Read again each time round; a branch armed while the connection was unauthenticated
+        // checks again when it fires, as a request may have authenticated it meanwhile (a
+        // bearer token promotes the connection from inside a request, not at the handshake).
         let unauthenticated = !slot.is_authenticated();
         tokio::select! {
             result = conn.as_mut() => {
@@ -238,6 +241,9 @@ async fn serve<I>(
                 return;
             }
             _ = tokio::time::sleep_until(budget), if unauthenticated && cut_off.is_none() => {
+                if slot.is_authenticated() {
+                    continue;
+                }
                 tracing::debug!(
                     budget = ?settings.unauthenticated_timeout,
                     "closing a connection that did not authenticate in time"
@@ -248,7 +254,11 @@ async fn serve<I>(
                 }
                 cut_off = Some(Instant::now() + UNAUTHENTICATED_GRACE);
             }
-            _ = sleep_until_some(cut_off), if unauthenticated => return,
+            _ = sleep_until_some(cut_off), if unauthenticated => {
+                if !slot.is_authenticated() {
+                    return;
+                }
+            }
             _ = drain.signal.changed(), if !closing => {
                 conn.as_mut().graceful_shutdown();
                 closing = true;

@@ -3,7 +3,13 @@
 //! a client certificate verified during the handshake, or a first request that passes caller
 //! authentication. Unauthenticated connections share a small part of the cap; when that part is
 //! full, or the whole cap is, a new connection takes the slot of the oldest unauthenticated one,
-//! which is closed. A slot is taken once a connection has been accepted. So however many connections an unauthenticated client opens, it cannot keep
+//! which is closed. The share gives way to young connections: while the oldest unauthenticated
+//! connection is younger than [`YOUNG`], a new one is admitted past the share (within the cap)
+//! rather than closing it, so a legitimate client's burst of new connections finishes its
+//! handshakes instead of closing one another (kube-apiserver's webhook client dials one new
+//! connection per call waiting on a full HTTP/2 connection; under load that is hundreds at
+//! once). A flood ages past [`YOUNG`] and is displaced as before, and at the cap the oldest is
+//! always displaced. A slot is taken once a connection has been accepted. So however many connections an unauthenticated client opens, it cannot keep
 //! a new one from being served, and authenticated callers (kube-apiserver, by its client
 //! certificate) keep the rest of the cap. Only when every slot is held by an authenticated
 //! connection does a new one wait, in the kernel's backlog, until one closes.
@@ -13,6 +19,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
+
+/// How long a new unauthenticated connection is spared from displacement while only the
+/// unauthenticated share, not the whole cap, is full: about what a burst of TLS handshakes takes
+/// on a busy core.
+pub(super) const YOUNG: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The cap and its unauthenticated share, and who holds which slot.
 #[derive(Debug)]
@@ -24,12 +35,12 @@ pub(super) struct Slots {
 }
 
 /// The slots held: authenticated ones by count, unauthenticated ones oldest first, each with
-/// the sender whose drop tells its connection to close.
+/// when it was admitted and the sender whose drop tells its connection to close.
 #[derive(Debug, Default)]
 struct Held {
     next_id: u64,
     authenticated: usize,
-    unauthenticated: BTreeMap<u64, oneshot::Sender<()>>,
+    unauthenticated: BTreeMap<u64, (Instant, oneshot::Sender<()>)>,
 }
 
 impl Held {
@@ -98,8 +109,13 @@ impl Slots {
 
     fn try_admit(self: &Arc<Self>) -> Option<(Slot, Admitted)> {
         let mut held = self.held();
-        let full =
-            held.unauthenticated.len() >= self.unauthenticated_cap || held.total() >= self.cap;
+        let now = Instant::now();
+        let oldest_is_young = held
+            .unauthenticated
+            .first_key_value()
+            .is_some_and(|(_, (admitted, _))| now.duration_since(*admitted) < YOUNG);
+        let share_full = held.unauthenticated.len() >= self.unauthenticated_cap;
+        let full = held.total() >= self.cap || (share_full && !oldest_is_young);
         let admitted = if full {
             // Dropping the sender tells the displaced connection to close.
             held.unauthenticated.pop_first()?;
@@ -110,7 +126,7 @@ impl Slots {
         let id = held.next_id;
         held.next_id += 1;
         let (tx, rx) = oneshot::channel();
-        held.unauthenticated.insert(id, tx);
+        held.unauthenticated.insert(id, (now, tx));
         let slot = Slot {
             shared: Arc::new(SlotShared {
                 id,
@@ -119,7 +135,7 @@ impl Slots {
                 kept: Mutex::new(None),
             }),
             displaced: Some(rx),
-            admitted: Instant::now(),
+            admitted: now,
         };
         Some((slot, admitted))
     }
@@ -128,7 +144,7 @@ impl Slots {
     /// dropped), or `None` when the slot was displaced meanwhile.
     fn promote(&self, id: u64) -> Option<oneshot::Sender<()>> {
         let mut held = self.held();
-        let sender = held.unauthenticated.remove(&id)?;
+        let (_, sender) = held.unauthenticated.remove(&id)?;
         held.authenticated += 1;
         Some(sender)
     }

@@ -29,15 +29,10 @@ pub fn run(args: &CheckArgs, pod: &Path) -> ExitStatus {
         Ok(s) => s,
         Err(e) => return usage(e.to_string()),
     };
-    let namespace = args
-        .namespace
-        .clone()
-        .or_else(|| {
-            Some(manifest.namespace())
-                .filter(|n| !n.is_empty())
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| "default".to_owned());
+    let namespace = match pod_namespace(args.namespace.as_deref(), manifest.namespace()) {
+        Ok(n) => n,
+        Err(e) => return usage(e),
+    };
     let requester = offline::requester(args.as_user.as_deref(), &args.as_group);
     let runtime = match offline_runtime() {
         Ok(r) => r,
@@ -65,6 +60,21 @@ pub fn run(args: &CheckArgs, pod: &Path) -> ExitStatus {
     }
 }
 
+/// The namespace the pod is created in: `-n` or the manifest's, which must agree when both
+/// are given, else `default`. A mismatch is refused in kubectl's words (its resource builder,
+/// k8s.io/cli-runtime/pkg/resource/visitor.go, `SetNamespace`, refuses an object whose
+/// namespace differs from the one asked for).
+fn pod_namespace(flag: Option<&str>, manifest: &str) -> Result<String, String> {
+    match (flag, manifest) {
+        (Some(f), m) if !m.is_empty() && f != m => Err(format!(
+            "the namespace from the provided object \"{m}\" does not match the namespace \"{f}\". You must pass '--namespace={m}' to perform this operation."
+        )),
+        (Some(f), _) => Ok(f.to_owned()),
+        (None, m) if !m.is_empty() => Ok(m.to_owned()),
+        (None, _) => Ok("default".to_owned()),
+    }
+}
+
 /// The outcome as people read it.
 fn text(j: &Judged) -> String {
     let mut out = String::new();
@@ -84,4 +94,21 @@ fn text(j: &Judged) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pod_namespace;
+
+    #[test]
+    fn the_namespace_flag_and_the_manifest_must_agree_as_kubectl_requires() {
+        assert_eq!(pod_namespace(None, ""), Ok("default".to_owned()));
+        assert_eq!(pod_namespace(None, "shop"), Ok("shop".to_owned()));
+        assert_eq!(pod_namespace(Some("shop"), ""), Ok("shop".to_owned()));
+        assert_eq!(pod_namespace(Some("shop"), "shop"), Ok("shop".to_owned()));
+        assert_eq!(
+            pod_namespace(Some("ci"), "shop"),
+            Err("the namespace from the provided object \"shop\" does not match the namespace \"ci\". You must pass '--namespace=shop' to perform this operation.".to_owned())
+        );
+    }
 }

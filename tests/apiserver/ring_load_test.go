@@ -296,21 +296,35 @@ func webhookCallSeconds(t *testing.T, admin *kubernetes.Clientset, hook string) 
 	if err != nil {
 		t.Fatalf("kube-apiserver /metrics: %v", err)
 	}
+	return histogramOf(t, string(raw), "apiserver_admission_webhook_admission_duration_seconds",
+		`name="`+hook+`"`, `operation="DELETE"`)
+}
+
+// histogramOf sums the _sum and _count series of histogram `family` in a Prometheus text page
+// over the series whose labels contain every one of `labels`.
+func histogramOf(t *testing.T, page, family string, labels ...string) histogramTotal {
+	t.Helper()
 	var h histogramTotal
-	for _, l := range strings.Split(string(raw), "\n") {
+	for _, l := range strings.Split(page, "\n") {
 		name, rest, ok := strings.Cut(l, "{")
-		labels, value, ok2 := strings.Cut(rest, "} ")
-		if !ok || !ok2 || !strings.Contains(labels, `name="`+hook+`"`) || !strings.Contains(labels, `operation="DELETE"`) {
+		have, value, ok2 := strings.Cut(rest, "} ")
+		if !ok || !ok2 || (name != family+"_sum" && name != family+"_count") {
+			continue
+		}
+		matches := true
+		for _, want := range labels {
+			matches = matches && strings.Contains(have, want)
+		}
+		if !matches {
 			continue
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 		if err != nil {
 			t.Fatalf("metric line %q: %v", l, err)
 		}
-		switch name {
-		case "apiserver_admission_webhook_admission_duration_seconds_sum":
+		if name == family+"_sum" {
 			h.sum += v
-		case "apiserver_admission_webhook_admission_duration_seconds_count":
+		} else {
 			h.count += int(v)
 		}
 	}
@@ -330,25 +344,7 @@ func metricValue(page, name string) float64 {
 
 func admissionSeconds(t *testing.T) histogramTotal {
 	t.Helper()
-	var h histogramTotal
-	for _, l := range strings.Split(metricsOf(E.ring.url), "\n") {
-		name, rest, ok := strings.Cut(l, "{")
-		labels, value, ok2 := strings.Cut(rest, "} ")
-		if !ok || !ok2 || !strings.Contains(labels, `operation="DELETE"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			t.Fatalf("metric line %q: %v", l, err)
-		}
-		switch name {
-		case "warrant_admission_duration_seconds_sum":
-			h.sum += v
-		case "warrant_admission_duration_seconds_count":
-			h.count += int(v)
-		}
-	}
-	return h
+	return histogramOf(t, metricsOf(E.ring.url), "warrant_admission_duration_seconds", `operation="DELETE"`)
 }
 
 // parallel runs f on every item, at most width at a time, and fails the test with the first

@@ -8,10 +8,13 @@ use super::request::{
 use crate::object::Subject;
 use crate::review::refuse_array;
 use k8s_openapi::api::authentication::v1::UserInfo;
-use serde::de::{DeserializeOwned, Error as _, Unexpected};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{DeserializeOwned, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use std::fmt;
+use std::marker::PhantomData;
 
 /// The only `apiVersion` served (`admissionReviewVersions: [v1]` in the shipped configuration).
 pub const API_VERSION: &str = "admission.k8s.io/v1";
@@ -56,9 +59,9 @@ struct WireRequest {
     #[serde(default)]
     user_info: Option<UserInfo>,
     #[serde(default)]
-    object: Option<Value>,
+    object: Option<Box<RawValue>>,
     #[serde(default)]
-    old_object: Option<Value>,
+    old_object: Option<Box<RawValue>>,
     #[serde(default)]
     dry_run: Option<bool>,
     #[serde(default)]
@@ -68,21 +71,28 @@ struct WireRequest {
 /// A nested struct from a JSON object only (or `null`): serde's derived structs would also take
 /// the sequence form, which Go's decoder refuses.
 fn map_only<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
-    match Option::<Value>::deserialize(d)? {
-        None => Ok(None),
-        Some(v @ Value::Object(_)) => T::deserialize(v).map(Some).map_err(D::Error::custom),
-        Some(other) => Err(D::Error::invalid_type(unexpected(&other), &"a JSON object")),
-    }
+    d.deserialize_option(MapOnly(PhantomData))
 }
 
-fn unexpected(v: &Value) -> Unexpected<'_> {
-    match v {
-        Value::Null => Unexpected::Unit,
-        Value::Bool(b) => Unexpected::Bool(*b),
-        Value::Number(_) => Unexpected::Other("number"),
-        Value::String(s) => Unexpected::Str(s),
-        Value::Array(_) => Unexpected::Seq,
-        Value::Object(_) => Unexpected::Map,
+struct MapOnly<T>(PhantomData<T>);
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for MapOnly<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(MapAccessDeserializer::new(map)).map(Some)
     }
 }
 
@@ -164,19 +174,24 @@ fn checked(wire: WireRequest) -> Result<AdmissionRequest, AdmissionError> {
 }
 
 /// `object` or `oldObject`: absent or `null` is none; anything but a JSON object is refused.
-fn subject(field: &'static str, value: Option<Value>) -> Result<Option<Subject>, AdmissionError> {
-    match value {
-        None => Ok(None),
-        Some(v @ Value::Object(_)) => Ok(Some(Subject::new(v))),
-        Some(other) => Err(AdmissionError::NotAnObject {
-            field,
-            found: match other {
-                Value::Array(_) => "an array",
-                Value::String(_) => "a string",
-                Value::Number(_) => "a number",
-                Value::Bool(_) => "a boolean",
-                Value::Null | Value::Object(_) => "null",
-            },
-        }),
-    }
+fn subject(
+    field: &'static str,
+    raw: Option<Box<RawValue>>,
+) -> Result<Option<Subject>, AdmissionError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let found = match raw.get().trim_start().as_bytes().first() {
+        Some(b'{') => {
+            return Subject::from_text(raw)
+                .map(Some)
+                .map_err(AdmissionError::InvalidRequest);
+        }
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    };
+    Err(AdmissionError::NotAnObject { field, found })
 }

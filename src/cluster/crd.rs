@@ -44,7 +44,7 @@ struct VersionWire {
 /// The resource a CRD defines, at its storage version when served, else its first served one.
 pub(crate) fn api_resource(crd: &Subject) -> Result<ApiResource, ViewError> {
     let name = crd.name();
-    let wire = CrdWire::deserialize(crd.json()).map_err(|e| {
+    let wire = crd.decode::<CrdWire>().map_err(|e| {
         ViewError::Api(format!(
             "custom resource definition {name} cannot be read: {e}"
         ))

@@ -53,7 +53,7 @@ impl Index {
 
 /// A stored object read as a wire shape (the part the index reads of it).
 fn read<'a, W: Deserialize<'a>>(stored: Option<&'a Subject>) -> Option<W> {
-    W::deserialize(stored?.json()).ok()
+    stored?.decode().ok()
 }
 
 /// The facts gathered for one target, all in its namespace.

@@ -71,11 +71,7 @@ impl PodSecurity {
         if !is_pod(request) || !request.sub_resource.is_empty() {
             return AdmissionResponse::allow(uid);
         }
-        let pod = match request
-            .object
-            .as_ref()
-            .map(|o| serde_json::from_value::<Pod>(o.json().clone()))
-        {
+        let pod = match request.object.as_ref().map(|o| o.decode::<Pod>()) {
             Some(Ok(pod)) => pod,
             Some(Err(error)) => {
                 return AdmissionResponse::deny(uid, format!("the pod cannot be read: {error}"));
@@ -97,7 +93,7 @@ impl PodSecurity {
                 let old = request
                     .old_object
                     .as_ref()
-                    .and_then(|o| serde_json::from_value::<Pod>(o.json().clone()).ok());
+                    .and_then(|o| o.decode::<Pod>().ok());
                 if let Some(old) = old
                     && let Err(refusal) = Engine::check_update(&old, &pod)
                 {

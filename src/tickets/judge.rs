@@ -10,7 +10,6 @@ use super::rules::{self, Change, Ruling, Wildcards, Writer};
 use crate::admission::{AdmissionOperation, AdmissionRequest};
 use crate::object::{AccessAnswer, AccessQuestion, AccessReview, Subject};
 use chrono::{DateTime, Utc};
-use serde::Deserialize as _;
 use std::time::Duration;
 
 /// Whether an admission request is about a `DeletionTicket` (or its status).
@@ -134,7 +133,7 @@ fn ticket(field: &str, subject: Option<&Subject>) -> Result<DeletionTicket, Refu
             format!("the request carries no {field}"),
         ));
     };
-    DeletionTicket::deserialize(subject.json()).map_err(|e| {
+    subject.decode::<DeletionTicket>().map_err(|e| {
         Refusal::new(
             TicketCode::TicketMalformed,
             format!("{field} is not a DeletionTicket warrant can read: {e}"),

@@ -291,7 +291,11 @@ impl crate::decision::VerdictDetail for Assessment {
             ("code", self.audit_code.clone()),
             ("risk-level", self.risk_level.as_str().to_owned()),
             ("risk-score", self.risk_score.to_string()),
-            ("report", self.audit_value().to_string()),
+            // Written straight from the struct (field order), not through a `Value` tree.
+            (
+                "report",
+                serde_json::to_string(self).unwrap_or_else(|_| "null".to_owned()),
+            ),
         ]
     }
 

@@ -202,15 +202,7 @@ pub(super) async fn gather(
 
 /// The string labels of `object`.
 fn labels_of(object: &Subject) -> BTreeMap<String, String> {
-    object.json()["metadata"]["labels"]
-        .as_object()
-        .map(|labels| {
-            labels
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default()
+    object.labels().cloned().unwrap_or_default()
 }
 
 /// Whether an UPDATE lowers or removes the protection label (what the validation ring judges of

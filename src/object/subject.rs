@@ -22,7 +22,8 @@ use std::sync::OnceLock;
 /// absent.
 #[derive(Clone)]
 pub struct Subject {
-    head: Head,
+    /// Boxed: the head is a few hundred bytes and subjects move through enums and options.
+    head: Box<Head>,
     source: Source,
 }
 
@@ -46,7 +47,7 @@ impl Subject {
             .map(|h| h.0)
             .unwrap_or_default();
         Self {
-            head,
+            head: Box::new(head),
             source: Source::Json(object),
         }
     }
@@ -55,7 +56,7 @@ impl Subject {
     pub fn from_text(raw: Box<RawValue>) -> Result<Self, serde_json::Error> {
         match serde_json::from_str::<Lenient<FromObject<Head>>>(raw.get()) {
             Ok(head) => Ok(Self {
-                head: head.0.map(|h| h.0).unwrap_or_default(),
+                head: Box::new(head.0.map(|h| h.0).unwrap_or_default()),
                 source: Source::Text {
                     raw,
                     json: OnceLock::new(),

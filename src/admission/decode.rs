@@ -1,20 +1,17 @@
-//! Bytes to [`AdmissionRequest`]: peek at `apiVersion` and `kind`, then decode `request` and
-//! check that it carries what the validation ring needs.
+//! Bytes to [`AdmissionRequest`]: decode the review in one pass (or, when that fails, peek at
+//! `apiVersion` and `kind` first, so the error names the envelope's fault before the
+//! request's), then check that it carries what the validation ring needs.
 
 use super::error::AdmissionError;
 use super::request::{
     AdmissionOperation, AdmissionRequest, GroupVersionKind, GroupVersionResource,
 };
 use crate::object::Subject;
-use crate::review::refuse_array;
+use crate::review::{object_only, refuse_array};
 use k8s_openapi::api::authentication::v1::UserInfo;
-use serde::de::value::MapAccessDeserializer;
-use serde::de::{DeserializeOwned, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::fmt;
-use std::marker::PhantomData;
 
 /// The only `apiVersion` served (`admissionReviewVersions: [v1]` in the shipped configuration).
 pub const API_VERSION: &str = "admission.k8s.io/v1";
@@ -22,6 +19,19 @@ pub const API_VERSION: &str = "admission.k8s.io/v1";
 /// The `kind` of the envelope, in both directions.
 pub const KIND: &str = "AdmissionReview";
 
+/// The whole review in one pass: what a well-formed body decodes as.
+#[derive(Deserialize)]
+struct Whole {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default, deserialize_with = "object_only")]
+    request: Option<WireRequest>,
+}
+
+/// The envelope with `request` left as text: for a body [`Whole`] cannot read, so that its
+/// error names the envelope's fault before the request's.
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(rename = "apiVersion", default)]
@@ -38,15 +48,15 @@ struct Envelope<'a> {
 struct WireRequest {
     #[serde(default)]
     uid: Option<String>,
-    #[serde(default, deserialize_with = "map_only")]
+    #[serde(default, deserialize_with = "object_only")]
     kind: Option<GroupVersionKind>,
-    #[serde(default, deserialize_with = "map_only")]
+    #[serde(default, deserialize_with = "object_only")]
     resource: Option<GroupVersionResource>,
     #[serde(default)]
     sub_resource: Option<String>,
-    #[serde(default, deserialize_with = "map_only")]
+    #[serde(default, deserialize_with = "object_only")]
     request_kind: Option<GroupVersionKind>,
-    #[serde(default, deserialize_with = "map_only")]
+    #[serde(default, deserialize_with = "object_only")]
     request_resource: Option<GroupVersionResource>,
     #[serde(default)]
     request_sub_resource: Option<String>,
@@ -68,53 +78,34 @@ struct WireRequest {
     options: Option<Value>,
 }
 
-/// A nested struct from a JSON object only (or `null`): serde's derived structs would also take
-/// the sequence form, which Go's decoder refuses.
-fn map_only<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
-    d.deserialize_option(MapOnly(PhantomData))
-}
-
-struct MapOnly<T>(PhantomData<T>);
-
-impl<'de, T: DeserializeOwned> Visitor<'de> for MapOnly<T> {
-    type Value = Option<T>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        T::deserialize(MapAccessDeserializer::new(map)).map(Some)
-    }
-}
-
 /// Decodes one admission request from a JSON body.
 pub fn decode(body: &[u8]) -> Result<AdmissionRequest, AdmissionError> {
     refuse_array(body, "an AdmissionReview object").map_err(AdmissionError::NotJson)?;
+    if let Ok(whole) = serde_json::from_slice::<Whole>(body) {
+        envelope_checked(whole.api_version.as_deref(), whole.kind.as_deref())?;
+        return checked(whole.request.ok_or(AdmissionError::MissingRequest)?);
+    }
     let envelope: Envelope<'_> = serde_json::from_slice(body).map_err(AdmissionError::NotJson)?;
-    match envelope.api_version.as_deref() {
-        None | Some("") => return Err(AdmissionError::MissingApiVersion),
-        Some(API_VERSION) => {}
-        Some(other) => return Err(AdmissionError::UnsupportedApiVersion(other.to_owned())),
-    }
-    match envelope.kind.as_deref() {
-        Some(KIND) => {}
-        other => return Err(AdmissionError::WrongKind(other.unwrap_or("").to_owned())),
-    }
+    envelope_checked(envelope.api_version.as_deref(), envelope.kind.as_deref())?;
     let raw = envelope.request.ok_or(AdmissionError::MissingRequest)?;
     refuse_array(raw.get().as_bytes(), "an AdmissionRequest object")
         .map_err(AdmissionError::InvalidRequest)?;
     let wire: WireRequest =
         serde_json::from_str(raw.get()).map_err(AdmissionError::InvalidRequest)?;
     checked(wire)
+}
+
+/// The envelope's `apiVersion` and `kind`.
+fn envelope_checked(api_version: Option<&str>, kind: Option<&str>) -> Result<(), AdmissionError> {
+    match api_version {
+        None | Some("") => return Err(AdmissionError::MissingApiVersion),
+        Some(API_VERSION) => {}
+        Some(other) => return Err(AdmissionError::UnsupportedApiVersion(other.to_owned())),
+    }
+    match kind {
+        Some(KIND) => Ok(()),
+        other => Err(AdmissionError::WrongKind(other.unwrap_or("").to_owned())),
+    }
 }
 
 /// The request, once it has everything warrant reads.

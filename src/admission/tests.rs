@@ -255,6 +255,27 @@ fn malformed_reviews() {
             "request is invalid: invalid type: string \"true\", expected a boolean",
         ),
         (
+            "v1beta1 with a request as an array: the envelope's fault first",
+            r#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":["u"]}"#
+                .into(),
+            "apiVersion \"admission.k8s.io/v1beta1\" is not supported",
+        ),
+        (
+            "wrong kind with an invalid request: the envelope's fault first",
+            with("uid", Some(json!(7))).replace("\"AdmissionReview\"", "\"TokenReview\""),
+            "kind \"TokenReview\" is not supported",
+        ),
+        (
+            "oldObject as a number",
+            with("oldObject", Some(json!(-1.5))),
+            "request.oldObject must be a JSON object, got a number",
+        ),
+        (
+            "oldObject as a boolean",
+            with("oldObject", Some(json!(false))),
+            "request.oldObject must be a JSON object, got a boolean",
+        ),
+        (
             "a duplicate uid",
             review.replacen("\"uid\":", "\"uid\":\"other\",\"uid\":", 1),
             "request is invalid: duplicate field `uid`",

@@ -279,14 +279,16 @@ impl<'a> Found<'a> {
             .values()
             .filter(|p| behind.iter().any(|sel| sel.selects(&p.labels)))
             .count();
-        for pod in self.pods.values() {
-            for claim in pod.claims.iter() {
-                if index.claims.get(ns, claim).is_some_and(|c| c.body.bound) {
-                    self.bound.insert(claim.to_string());
-                }
+        // Pods of one workload mount the same claims: each claim is looked up once.
+        let mounted: BTreeSet<&str> = (self.pods.values())
+            .flat_map(|p| p.claims.iter().map(|c| c.as_ref()))
+            .collect();
+        for claim in mounted {
+            if index.claims.get(ns, claim).is_some_and(|c| c.body.bound) {
+                self.bound.insert(claim.to_owned());
             }
         }
-        let qualify = |n: &str| format!("{ns}/{n}");
+        let qualify = |n: &str| [ns, "/", n].concat();
         Dependents {
             running_pods: u32::try_from(self.pods.len()).unwrap_or(u32::MAX),
             ingress_pods: u32::try_from(ingress_pods).unwrap_or(u32::MAX),

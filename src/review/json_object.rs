@@ -5,9 +5,11 @@
 //! [`refuse_array`] first. Types decoded by k8s-openapi need no check:
 //! their visitors accept maps only.
 
-use serde::de::{DeserializeOwned, Error as _, Unexpected};
-use serde::{Deserialize, Deserializer};
-use serde_json::value::RawValue;
+use serde::Deserializer;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{DeserializeOwned, Error as _, MapAccess, Unexpected, Visitor};
+use std::fmt;
+use std::marker::PhantomData;
 
 /// An error when `json` (leading whitespace allowed) is an array: `invalid type: sequence,
 /// expected <expected>`, as serde words a type mismatch.
@@ -19,17 +21,36 @@ pub(crate) fn refuse_array(json: &[u8], expected: &'static str) -> Result<(), se
 }
 
 /// A nested struct from a JSON object only (or `null`), for a field of a derived struct:
-/// `#[serde(default, deserialize_with = "object_only")]`.
+/// `#[serde(default, deserialize_with = "object_only")]`. Read in the one pass (the object's
+/// entries go straight to `T`).
 pub fn object_only<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: DeserializeOwned,
 {
-    let Some(raw) = Option::<Box<RawValue>>::deserialize(d)? else {
-        return Ok(None);
-    };
-    refuse_array(raw.get().as_bytes(), "a JSON object").map_err(D::Error::custom)?;
-    serde_json::from_str::<Option<T>>(raw.get()).map_err(D::Error::custom)
+    d.deserialize_option(ObjectOnly(PhantomData))
+}
+
+struct ObjectOnly<T>(PhantomData<T>);
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for ObjectOnly<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(MapAccessDeserializer::new(map)).map(Some)
+    }
 }
 
 #[cfg(test)]
@@ -47,5 +68,36 @@ mod tests {
         // Other mismatches are left to the decoder, which refuses them itself.
         assert!(refuse_array(b"\"text\"", "x").is_ok());
         assert!(refuse_array(b"", "x").is_ok());
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Outer {
+        #[serde(default, deserialize_with = "super::object_only")]
+        inner: Option<Inner>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Inner {
+        a: u32,
+    }
+
+    #[test]
+    fn a_nested_struct_is_read_from_an_object_or_null_and_nothing_else() {
+        let read = |s: &str| serde_json::from_str::<Outer>(s).map(|o| o.inner.map(|i| i.a));
+        assert_eq!(read(r#"{"inner": {"a": 7}}"#).unwrap(), Some(7));
+        assert_eq!(read(r#"{"inner": null}"#).unwrap(), None);
+        assert_eq!(read(r#"{}"#).unwrap(), None);
+        let e = read(r#"{"inner": [7]}"#).unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid type: sequence, expected a JSON object"),
+            "{e}"
+        );
+        let e = read(r#"{"inner": "a"}"#).unwrap_err().to_string();
+        assert!(
+            e.starts_with(r#"invalid type: string "a", expected a JSON object"#),
+            "{e}"
+        );
+        let e = read(r#"{"inner": {"a": "x"}}"#).unwrap_err().to_string();
+        assert!(e.starts_with("invalid type: string"), "{e}");
     }
 }

@@ -24,6 +24,7 @@ use crate::config::model::guard::{GuardSpec, Level, RiskWeights, Thresholds};
 use crate::config::model::pattern;
 use crate::object::Dependents;
 use chrono::{DateTime, Utc};
+use std::fmt::Write as _;
 
 /// The risk of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,9 +64,11 @@ pub(super) fn assess(
     let w = &spec.weights;
     let mut score = 0;
     let mut reasons = Vec::new();
-    let mut add = |points: u32, reason: String| {
+    let mut add = |points: u32, mut reason: String| {
         score = u32::saturating_add(score, points);
-        reasons.push(format!("{reason} +{points}"));
+        // Writing to a String cannot fail.
+        let _ = write!(reason, " +{points}");
+        reasons.push(reason);
     };
     let sides = [
         namespace_side(spec, target, facts),

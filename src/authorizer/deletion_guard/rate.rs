@@ -202,7 +202,8 @@ async fn in_cluster(
     } else {
         shared.store.has_token(&key, case.now)
     };
-    match tokio::time::timeout_at(m.deadline.0, call).await {
+    // Boxed: see `TicketSource::lookup`.
+    match tokio::time::timeout_at(m.deadline.0, Box::pin(call)).await {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(e)) => Err(failed(e)),
         Err(_) => Err(failed(BucketError::DeadlinePassed)),

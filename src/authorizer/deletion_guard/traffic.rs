@@ -178,7 +178,8 @@ impl LiveTrafficSource {
             let message = format!("{left:?} left of the admission budget");
             return Some(fallback(Some(query), "timeout", message));
         }
-        match client.rate(&query, timeout).await {
+        // Boxed: see `TicketSource::lookup`.
+        match Box::pin(client.rate(&query, timeout)).await {
             Ok(rate) => {
                 let per_second = (rate * 1000.0).round() / 1000.0;
                 self.cache

@@ -186,7 +186,9 @@ async fn in_cluster(
         group: t.group.to_owned(),
         resource: t.resource.to_owned(),
     };
-    match tokio::time::timeout_at(m.deadline.0, store.observe(&key, s, case.now, record)).await {
+    // Boxed: see `TicketSource::lookup`.
+    let observe = Box::pin(store.observe(&key, s, case.now, record));
+    match tokio::time::timeout_at(m.deadline.0, observe).await {
         Ok(answer) => answer.map(Some),
         Err(_) => Err(BaselineError::DeadlinePassed),
     }

@@ -314,3 +314,24 @@ fn namespace_delete(level: Option<&str>, ticket: Option<&str>) -> Request {
         ..Request::delete(namespace_object(level, ticket))
     }
 }
+
+/// Every review's future is boxed (`Authorizer::authorize`), which copies the whole state
+/// machine: an outbound HTTP or cluster call awaited inline (kilobytes of client state) made it
+/// 11 KB for every review. Those calls are boxed where they are made; this keeps them so (the
+/// bound has room for a debug build's larger layouts).
+#[test]
+fn the_guard_futures_stay_small_enough_to_box_on_every_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = guard(dir.path(), "");
+    let input = Request::delete(web(Some("critical"), None))
+        .input(&Fixed::default(), "2026-01-01T00:00:00Z");
+    let ctx = input.object.clone().unwrap();
+    let deadline = Deadline::after(Duration::from_secs(5));
+    let admit = std::mem::size_of_val(&g.admit(&input, &ctx, deadline));
+    let review = std::mem::size_of_val(&g.review(&input, deadline));
+    assert!(admit <= 5_000, "the admission future is {admit} bytes");
+    assert!(
+        review <= 4_000,
+        "the authorization future is {review} bytes"
+    );
+}

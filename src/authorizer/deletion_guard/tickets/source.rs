@@ -82,7 +82,11 @@ impl TicketSource {
         match (self, presented) {
             (Self::File(f), _) => f.current.load_full(),
             (Self::Cluster(feed), _) => feed.snapshot(),
-            (Self::Webhook(w), Some(id)) => Arc::new(w.lookup(id, target, deadline).await),
+            // Boxed: an HTTP call's future is kilobytes, and every review's future would carry
+            // that size (and copy it when boxed) whether it calls out or not.
+            (Self::Webhook(w), Some(id)) => {
+                Arc::new(Box::pin(w.lookup(id, target, deadline)).await)
+            }
             (Self::Webhook(_), None) => Arc::new(Snapshot::Loaded(HashMap::new())),
         }
     }

@@ -180,6 +180,7 @@ impl<'a> Found<'a> {
         };
         let mut seen: HashSet<Arc<str>> = HashSet::from([uid.clone()]);
         let mut queue = vec![uid];
+        let pods = index.pods.namespace(ns);
         while let Some(owner) = queue.pop() {
             for kind in WORKLOADS {
                 let Some(store) = index.workload_store(kind) else {
@@ -197,13 +198,9 @@ impl<'a> Found<'a> {
                     }
                 }
             }
-            for key in index
-                .pods
-                .children(&owner)
-                .iter()
-                .filter(|k| &*k.namespace == ns)
-            {
-                if let Some(pod) = index.pods.get(ns, &key.name)
+            let owned = (index.pods.children(&owner).iter()).filter(|k| &*k.namespace == ns);
+            for key in owned {
+                if let Some(pod) = pods.and_then(|p| p.get(&key.name))
                     && pod.body.running
                 {
                     self.pods.insert(&key.name, &pod.body);

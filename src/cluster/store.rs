@@ -124,6 +124,11 @@ impl<B> Store<B> {
     }
 
     /// The objects whose owner references name `uid`.
+    /// The objects of one namespace, by name (for many lookups in one namespace).
+    pub(crate) fn namespace(&self, namespace: &str) -> Option<&BTreeMap<Arc<str>, Object<B>>> {
+        self.objects.get(namespace)
+    }
+
     pub(crate) fn children(&self, uid: &str) -> &[Key] {
         self.children.get(uid).map(Vec::as_slice).unwrap_or(&[])
     }

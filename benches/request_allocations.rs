@@ -1,7 +1,7 @@
 //! Heap allocations per review, counted by a counting global allocator: the whole
 //! in-process path of one review on the reference configuration (decode, chain, status, encode),
-//! and its parts. Prints allocations and bytes per review. `cargo bench --bench
-//! request_allocations`.
+//! its parts, and the audit record a review writes when the audit log is on. Prints
+//! allocations and bytes per review. `cargo bench --bench request_allocations`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use warrant::authorizer::{Chain, Deadline, Input};
 use warrant::review::{decode, encode_response};
+use warrant::telemetry::audit::AuditRecord;
 
 struct Counting;
 
@@ -104,12 +105,17 @@ fn main() {
     let encoding = per_call(|| {
         black_box(encode_response(input.review.version(), &answer.status()));
     });
+    let auditing = per_call(|| {
+        let record = AuditRecord::new(&input, &answer, Duration::from_micros(9), None);
+        black_box(serde_json::to_vec(&record).expect("record"));
+    });
     println!("allocations per review, reference config (3 matchConditions + 20 rules):");
     for (what, (n, bytes)) in [
         ("decode + chain + encode", whole),
         ("decode (v1)", decoding),
         ("chain", judging),
         ("status + encode", encoding),
+        ("audit record + encode", auditing),
     ] {
         println!("  {what:<26} {n:>6.1} allocations {bytes:>8.0} bytes");
     }

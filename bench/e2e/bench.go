@@ -134,6 +134,13 @@ func run(o options) error {
 			return err
 		}
 	}
+	// The Kafka sink must keep up with the closed loops, the runs its CPU figure comes from. The
+	// later phases (open loops up to half of warrant's saturation, the mix) hold warrant-kafka
+	// at 10-25k reviews/s for minutes while the broker shares the generator's saturated core;
+	// what the sink drops then is counted by it and reported below, not a failure.
+	if err := kafkaKeptUp(p, servers, "the closed loops"); err != nil {
+		return err
+	}
 	sat := map[string]float64{}
 	for k, w := range results {
 		if rate := float64(w.Reviews) / w.Wall.Seconds(); rate > sat[k.Server] {
@@ -190,10 +197,15 @@ func run(o options) error {
 		if err != nil {
 			return fmt.Errorf("%s metrics: %w", nameKafka, err)
 		}
-		if sent == 0 || dropped > 0 {
-			return fmt.Errorf("%s: %.0f records sent to Kafka, %.0f dropped: the sink did not keep up", nameKafka, sent, dropped)
+		if sent == 0 {
+			return fmt.Errorf("%s: no record reached Kafka", nameKafka)
 		}
-		fmt.Printf("%s: %.0f records sent to Kafka topic %s, none dropped\n", nameKafka, sent, kafkaTopic)
+		if dropped > 0 {
+			fmt.Printf("%s: %.0f records sent to Kafka topic %s; none dropped in the closed loops, %.0f dropped (and counted) in the later phases, past what the broker absorbs on the generator's saturated core\n",
+				nameKafka, sent, kafkaTopic, dropped)
+		} else {
+			fmt.Printf("%s: %.0f records sent to Kafka topic %s, none dropped\n", nameKafka, sent, kafkaTopic)
+		}
 	}
 	rep := newReport(servers, results, o.concurrencies, rates)
 	if o.results != "" {
@@ -202,6 +214,23 @@ func run(o options) error {
 		}
 	}
 	rep.print(os.Stdout)
+	return nil
+}
+
+// kafkaKeptUp fails when warrant-kafka (if it runs) has dropped records by the end of phase.
+func kafkaKeptUp(p pki, servers []*server, phase string) error {
+	for _, s := range servers {
+		if s.Name != nameKafka {
+			continue
+		}
+		sent, dropped, err := kafkaSent(p, s.port)
+		if err != nil {
+			return fmt.Errorf("%s metrics: %w", nameKafka, err)
+		}
+		if dropped > 0 {
+			return fmt.Errorf("%s: %.0f records sent to Kafka, %.0f dropped in %s: the sink did not keep up", nameKafka, sent, dropped, phase)
+		}
+	}
 	return nil
 }
 

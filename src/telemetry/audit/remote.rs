@@ -90,7 +90,8 @@ impl RemoteSink {
     }
 
     /// Queues one record; when the queue is full, drops it at once or after the block
-    /// timeout (counted, and logged once per run of drops). Never fails.
+    /// timeout (counted, and logged once per run of drops, which ends when the queue has
+    /// drained to half). Never fails.
     pub fn offer(&self, record: SinkRecord) {
         let s = &self.shared.settings;
         let reason = match self
@@ -99,7 +100,13 @@ impl RemoteSink {
             .offer(record, s.when_full, s.block_timeout)
         {
             Offered::Queued => {
-                if self.dropping.swap(false, Ordering::Relaxed) {
+                // A run of drops ends once the queue has drained to half: ended at the first
+                // room, a sustained overload logged a pair of lines for every batch sent.
+                let queue = &self.shared.queue;
+                if self.dropping.load(Ordering::Relaxed)
+                    && queue.len() <= queue.capacity() / 2
+                    && self.dropping.swap(false, Ordering::Relaxed)
+                {
                     tracing::info!(sink = s.name, "audit sink queues records again");
                 }
                 return;

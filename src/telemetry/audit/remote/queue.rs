@@ -131,6 +131,11 @@ impl MemoryQueue {
         let _ = tokio::time::timeout(timeout, self.ready.notified()).await;
     }
 
+    /// The most records it holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// How many records wait.
     pub fn len(&self) -> usize {
         self.lock().records.len()

@@ -198,6 +198,39 @@ async fn a_full_queue_drops_and_counts_with_drop() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_of_drops_ends_only_once_the_queue_has_drained_to_half() {
+    let m = metrics();
+    let rx = Arc::new(Receiver::default());
+    rx.stall.store(true, Ordering::SeqCst);
+    let s = SinkSettings {
+        queue_records: 10,
+        batch_records: 5,
+        ..settings()
+    };
+    let sink = RemoteSink::start(s, rx.clone(), &m.sinks).unwrap();
+    sink.offer(record(0));
+    until("the sender to take the first record", || {
+        sink.shared.queue.is_empty()
+    })
+    .await;
+    for n in 1..=11 {
+        sink.offer(record(n));
+    }
+    assert!(sink.dropping.load(Ordering::SeqCst), "the 11th was dropped");
+    // Room for one: queued, but the run of drops goes on (9 + 1 of 10 wait).
+    let _ = sink.shared.queue.take(1, usize::MAX);
+    sink.offer(record(12));
+    assert!(sink.dropping.load(Ordering::SeqCst));
+    // Drained to half: the run ends with this record.
+    let _ = sink.shared.queue.take(6, usize::MAX);
+    sink.offer(record(13));
+    assert_eq!(sink.shared.queue.len(), 5);
+    assert!(!sink.dropping.load(Ordering::SeqCst));
+    rx.stall.store(false, Ordering::SeqCst);
+    sink.close(Duration::from_secs(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn block_waits_for_room_up_to_its_timeout_then_drops_and_counts() {
     let m = metrics();
     let rx = Arc::new(Receiver::default());

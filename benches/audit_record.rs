@@ -17,18 +17,13 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
-use warrant::authorizer::{Chain, Deadline, Input};
+use warrant::authorizer::{Deadline, Input};
 use warrant::review::{decode, encode_response};
 use warrant::telemetry::audit::{AuditRecord, AuditSink, AuditTarget};
 use warrant::telemetry::metrics::Metrics;
 
 fn bench(c: &mut Criterion) {
-    let loaded = warrant::config::parse(
-        "warrant-policy.yaml",
-        reference::REFERENCE_CONFIG.as_bytes(),
-    )
-    .expect("config");
-    let chain = Chain::build(&loaded.config).expect("chain");
+    let chain = reference::chain();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()

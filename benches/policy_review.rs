@@ -13,16 +13,11 @@ mod reference;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use warrant::authorizer::{Chain, Deadline, Input};
+use warrant::authorizer::{Deadline, Input};
 use warrant::review::decode;
 
 fn bench(c: &mut Criterion) {
-    let loaded = warrant::config::parse(
-        "warrant-policy.yaml",
-        reference::REFERENCE_CONFIG.as_bytes(),
-    )
-    .expect("config");
-    let chain = Chain::build(&loaded.config).expect("chain");
+    let chain = reference::chain();
     let input = Input::new(
         decode(reference::REVIEW_V1.as_bytes()).expect("review"),
         chrono::Utc::now(),

@@ -16,7 +16,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use warrant::authorizer::{Chain, Deadline, Input};
+use warrant::authorizer::{Deadline, Input};
 use warrant::review::{decode, encode_response};
 use warrant::telemetry::audit::AuditRecord;
 
@@ -76,12 +76,7 @@ fn per_call(mut f: impl FnMut()) -> (f64, f64) {
 
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run either way.
-    let loaded = warrant::config::parse(
-        "warrant-policy.yaml",
-        reference::REFERENCE_CONFIG.as_bytes(),
-    )
-    .expect("config");
-    let chain = Chain::build(&loaded.config).expect("chain");
+    let chain = reference::chain();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()

@@ -136,8 +136,9 @@ func run(o options) error {
 	}
 	// The Kafka sink must keep up with the closed loops, the runs its CPU figure comes from. The
 	// later phases (open loops up to half of warrant's saturation, the mix) hold warrant-kafka
-	// at 10-25k reviews/s for minutes while the broker shares the generator's saturated core;
-	// what the sink drops then is counted by it and reported below, not a failure.
+	// at 10-25k reviews/s for minutes, past the sink's own throughput (one batch in flight:
+	// about 11k records/s here, bench/kafka-outage.sh at RATE=25000); what the sink drops then is
+	// counted by it and reported below, not a failure.
 	if err := kafkaKeptUp(p, servers, "the closed loops"); err != nil {
 		return err
 	}
@@ -189,23 +190,15 @@ func run(o options) error {
 	if err := failed(); err != nil {
 		return err
 	}
-	for _, s := range servers {
-		if s.Name != nameKafka {
-			continue
-		}
-		sent, dropped, err := kafkaSent(p, s.port)
-		if err != nil {
-			return fmt.Errorf("%s metrics: %w", nameKafka, err)
-		}
-		if sent == 0 {
-			return fmt.Errorf("%s: no record reached Kafka", nameKafka)
-		}
-		if dropped > 0 {
-			fmt.Printf("%s: %.0f records sent to Kafka topic %s; none dropped in the closed loops, %.0f dropped (and counted) in the later phases, past what the broker absorbs on the generator's saturated core\n",
-				nameKafka, sent, kafkaTopic, dropped)
-		} else {
-			fmt.Printf("%s: %.0f records sent to Kafka topic %s, none dropped\n", nameKafka, sent, kafkaTopic)
-		}
+	if sent, dropped, ok, err := kafkaCounts(p, servers); err != nil {
+		return err
+	} else if ok && sent == 0 {
+		return fmt.Errorf("%s: no record reached Kafka", nameKafka)
+	} else if ok && dropped > 0 {
+		fmt.Printf("%s: %.0f records sent to Kafka topic %s; none dropped in the closed loops, %.0f dropped (and counted) in the later phases, past the sink's own throughput\n",
+			nameKafka, sent, kafkaTopic, dropped)
+	} else if ok {
+		fmt.Printf("%s: %.0f records sent to Kafka topic %s, none dropped\n", nameKafka, sent, kafkaTopic)
 	}
 	rep := newReport(servers, results, o.concurrencies, rates)
 	if o.results != "" {
@@ -219,19 +212,29 @@ func run(o options) error {
 
 // kafkaKeptUp fails when warrant-kafka (if it runs) has dropped records by the end of phase.
 func kafkaKeptUp(p pki, servers []*server, phase string) error {
-	for _, s := range servers {
-		if s.Name != nameKafka {
-			continue
-		}
-		sent, dropped, err := kafkaSent(p, s.port)
-		if err != nil {
-			return fmt.Errorf("%s metrics: %w", nameKafka, err)
-		}
-		if dropped > 0 {
-			return fmt.Errorf("%s: %.0f records sent to Kafka, %.0f dropped in %s: the sink did not keep up", nameKafka, sent, dropped, phase)
-		}
+	sent, dropped, _, err := kafkaCounts(p, servers)
+	if err != nil {
+		return err
+	}
+	if dropped > 0 {
+		return fmt.Errorf("%s: %.0f records sent to Kafka, %.0f dropped in %s: the sink did not keep up", nameKafka, sent, dropped, phase)
 	}
 	return nil
+}
+
+// kafkaCounts reads warrant-kafka's sent and dropped records; ok is false when that column
+// does not run.
+func kafkaCounts(p pki, servers []*server) (sent, dropped float64, ok bool, err error) {
+	for _, s := range servers {
+		if s.Name == nameKafka {
+			sent, dropped, err = kafkaSent(p, s.port)
+			if err != nil {
+				return 0, 0, true, fmt.Errorf("%s metrics: %w", nameKafka, err)
+			}
+			return sent, dropped, true, nil
+		}
+	}
+	return 0, 0, false, nil
 }
 
 // helpers are the processes the servers need (the Kafka broker), stopped with them.

@@ -72,3 +72,10 @@ pub fn scaling_config(n: usize) -> String {
     rules.push_str(OWNERS);
     document(&rules)
 }
+
+/// The reference configuration's chain, built.
+pub fn chain() -> warrant::authorizer::Chain {
+    let loaded = warrant::config::parse("warrant-policy.yaml", REFERENCE_CONFIG.as_bytes())
+        .expect("the reference configuration");
+    warrant::authorizer::Chain::build(&loaded.config).expect("the reference chain")
+}

@@ -157,8 +157,9 @@ async fn a_failed_batch_is_retried_first_until_taken_and_the_outage_is_reported(
     sink.close(Duration::from_secs(1)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_queue_drops_and_counts_with_drop() {
+/// A sink with a queue of 10 whose receiver stalls on record 0, taken by the sender: the queue
+/// is empty and ten more records fill it.
+async fn stalled_with_room_for_ten() -> (Metrics, Arc<Receiver>, RemoteSink) {
     let m = metrics();
     let rx = Arc::new(Receiver::default());
     rx.stall.store(true, Ordering::SeqCst);
@@ -169,11 +170,16 @@ async fn a_full_queue_drops_and_counts_with_drop() {
     };
     let sink = RemoteSink::start(s, rx.clone(), &m.sinks).unwrap();
     sink.offer(record(0));
-    // The sender takes the first record and stalls on it; ten more fill the queue.
     until("the sender to take the first record", || {
         sink.shared.queue.is_empty()
     })
     .await;
+    (m, rx, sink)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_drops_and_counts_with_drop() {
+    let (m, rx, sink) = stalled_with_room_for_ten().await;
     let started = Instant::now();
     for n in 1..=15 {
         sink.offer(record(n));
@@ -199,20 +205,7 @@ async fn a_full_queue_drops_and_counts_with_drop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_of_drops_ends_only_once_the_queue_has_drained_to_half() {
-    let m = metrics();
-    let rx = Arc::new(Receiver::default());
-    rx.stall.store(true, Ordering::SeqCst);
-    let s = SinkSettings {
-        queue_records: 10,
-        batch_records: 5,
-        ..settings()
-    };
-    let sink = RemoteSink::start(s, rx.clone(), &m.sinks).unwrap();
-    sink.offer(record(0));
-    until("the sender to take the first record", || {
-        sink.shared.queue.is_empty()
-    })
-    .await;
+    let (_m, rx, sink) = stalled_with_room_for_ten().await;
     for n in 1..=11 {
         sink.offer(record(n));
     }

@@ -65,27 +65,34 @@ if [ -n "${WARRANT_BIN:-}" ]; then
   echo "== warrant ($WARRANT_BIN, not built here)"
   cp "$WARRANT_BIN" "$work/warrant"
   profile="given: $(sha256sum "$WARRANT_BIN" | cut -c1-12)"
-  if [ -n "${FLOOR_BIN:-}" ]; then
-    cp "$FLOOR_BIN" "$work/sar_floor"
-  else
-    # The floor is built from this checkout (release) beside the given warrant.
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
-    (cd "$root" && cargo build --release --locked --example sar_floor)
-    cp "$CARGO_TARGET_DIR/release/examples/sar_floor" "$work/sar_floor"
-  fi
+  # The floor and the open-loop generator are built from this checkout (release) beside the
+  # given warrant, unless FLOOR_BIN and OPEN_LOOP_BIN name them.
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
+  for example in sar_floor open_loop; do
+    given=FLOOR_BIN
+    [ "$example" = open_loop ] && given=OPEN_LOOP_BIN
+    if [ -n "${!given:-}" ]; then
+      cp "${!given}" "$work/$example"
+    else
+      (cd "$root" && cargo build --release --locked --example "$example")
+      cp "$CARGO_TARGET_DIR/release/examples/$example" "$work/$example"
+    fi
+  done
 else
   echo "== warrant (cargo build --locked, $profile)"
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/warrant-target}"
-  # The floor (examples/sar_floor.rs: warrant's TLS and HTTP stack answering a fixed review) is
-  # built with the same profile.
+  # The floor (examples/sar_floor.rs: warrant's TLS and HTTP stack answering a fixed review) and
+  # the open-loop generator (examples/open_loop.rs) are built with the same profile.
+  examples=(--example sar_floor --example open_loop)
   if [ "$profile" = release ]; then
-    (cd "$root" && cargo build --release --locked --bin warrant --example sar_floor)
+    (cd "$root" && cargo build --release --locked --bin warrant "${examples[@]}")
   else
-    (cd "$root" && cargo build --locked --bin warrant --example sar_floor)
+    (cd "$root" && cargo build --locked --bin warrant "${examples[@]}")
   fi
   # A copy taken right after the build: other worktrees share CARGO_TARGET_DIR.
   cp "$CARGO_TARGET_DIR/$profile/warrant" "$work/warrant"
   cp "$CARGO_TARGET_DIR/$profile/examples/sar_floor" "$work/sar_floor"
+  cp "$CARGO_TARGET_DIR/$profile/examples/open_loop" "$work/open_loop"
 fi
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo " (uncommitted changes)" || true)
@@ -117,7 +124,7 @@ if [ "$(id -u)" = 0 ]; then prio=(nice -n -10); fi
 echo "== benchmark ($mode)"
 status=0
 "${prio[@]}" timeout --signal=TERM "$limit" taskset -c 1 "$cache/e2e" \
-  -warrant "$work/warrant" -opa "$opa" -floor "$work/sar_floor" -h2load "$(command -v h2load)" \
+  -warrant "$work/warrant" -opa "$opa" -floor "$work/sar_floor" -open-loop "$work/open_loop" -h2load "$(command -v h2load)" \
   -policy "$root/bench/e2e/warrant-policy.yaml" -rego "$root/bench/e2e/policy.rego" \
   -authorization-config "$root/bench/e2e/authorization-config.yaml" \
   -dir "$work/run" -server-core 0 -client-core 1 -results "$work/results.json" "${args[@]}" || status=$?

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -86,15 +86,12 @@ func writeBenchBody(dir string) (string, error) {
 	return p, os.WriteFile(p, b, 0o644)
 }
 
-// h2loadRun runs h2load once on the generator's core and returns what it reports; with rps > 0
-// each connection sends at most rps requests per second (an open loop at connections x rps).
+// h2loadRun runs h2load once on the generator's core, closed loop, and returns what it reports.
 type h2loadRun struct {
 	bin, body, dir string
 	target         capacityTarget
 	level          h2Level
-	rps            int
 	d              time.Duration
-	logFile        string
 }
 
 var (
@@ -113,16 +110,10 @@ func (r h2loadRun) args() []string {
 	if r.target.h1 {
 		args = append(args, "--h1")
 	}
-	if r.rps > 0 {
-		args = append(args, "--rps", strconv.Itoa(r.rps))
-	}
-	if r.logFile != "" {
-		args = append(args, "--log-file", r.logFile)
-	}
 	return append(args, r.target.url)
 }
 
-// run executes h2load and fills the window's reviews, failures and latencies (from the log file).
+// run executes h2load and fills the window's reviews and failures.
 func (r h2loadRun) run(w *window) error {
 	out, err := exec.Command("taskset", r.args()...).CombinedOutput()
 	if err != nil {
@@ -148,44 +139,14 @@ func (r h2loadRun) run(w *window) error {
 		}
 		w.H2Wall = time.Duration(v * float64(time.Second))
 	}
-	if r.logFile != "" {
-		lat, err := readH2Log(r.logFile)
-		if err != nil {
-			return err
-		}
-		w.Latencies = lat
-	}
 	return nil
-}
-
-// readH2Log reads the third column of h2load's --log-file: microseconds until each response ended.
-func readH2Log(path string) ([]time.Duration, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []time.Duration
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), "\t")
-		if len(fields) < 3 {
-			continue
-		}
-		v, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
-		}
-		out = append(out, time.Duration(v)*time.Microsecond)
-	}
-	return out, sc.Err()
 }
 
 // h2loadWindow runs an untimed warm-up then the timed h2load run between readings of the server's
 // and the generator's CPU.
 func h2loadWindow(r h2loadRun, warmup time.Duration) (window, error) {
 	warm := r
-	warm.d, warm.logFile, warm.rps = warmup, "", 0
+	warm.d = warmup
 	if err := warm.run(nil); err != nil {
 		return window{}, err
 	}
@@ -202,9 +163,9 @@ func h2loadWindow(r h2loadRun, warmup time.Duration) (window, error) {
 	return w, err
 }
 
-// capacity times every target with h2load: closed loop at each level (interleaved rounds), then
-// an open loop at half of each target's own saturation.
-func capacity(o options, bin, body string, targets []capacityTarget, results pool) error {
+// capacity times every target with h2load, closed loop at each level (interleaved rounds), then
+// with open_loop at half of each target's own saturation.
+func capacity(o options, bin, body, ca string, targets []capacityTarget, results pool) error {
 	fmt.Printf("capacity (h2load, bearer token): %d rounds x %v in flight x %s each\n", o.rounds, capacityLevels, o.closedDur)
 	for r := 0; r < o.rounds; r++ {
 		for _, l := range capacityLevels {
@@ -223,26 +184,26 @@ func capacity(o options, bin, body string, targets []capacityTarget, results poo
 	}
 	for r := 0; r < o.rounds; r++ {
 		for _, t := range targets {
-			// Each connection paces its own requests: the rate offered is connections x rps.
-			// Over HTTP/1.1 (one request at a time per connection) 32 connections.
+			// open_loop sends at half of the target's own saturation on 8 HTTP/2 connections
+			// (32 HTTP/1.1 connections for OPA, one request at a time each).
 			l := h2Level{8, 16}
+			conns := 8
 			if t.h1 {
-				l = h2Level{32, 1}
+				l, conns = h2Level{32, 1}, 32
 			}
-			conns := l.conns
-			rps := max(1, int(halfCapacity(results, t.name))/conns)
-			rate := float64(rps * conns)
-			run := h2loadRun{bin: bin, body: body, dir: o.dir, target: t, level: l, d: o.openDur,
-				rps: rps, logFile: filepath.Join(o.dir, "h2load-"+t.name+".log")}
-			w, err := h2loadWindow(run, o.warmup)
+			rate := math.Round(halfCapacity(results, t.name))
+			run := openLoopRun{bin: o.openLoopBin, body: body, ca: ca, target: t, conns: conns, rate: rate, d: o.openDur,
+				latencies: filepath.Join(o.dir, "open-loop-"+t.name+".txt")}
+			warm := h2loadRun{bin: bin, body: body, dir: o.dir, target: t, level: l, d: o.warmup}
+			w, s, err := openLoopWindow(run, warm)
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
 			results.add(key{t.name, kindCapacityOpen, rate}, w)
 			lat := append([]time.Duration(nil), w.Latencies...)
 			sortDurations(lat)
-			fmt.Printf("  round %d  %-15s %6.0f/s  p50 %6.0f µs  p99 %7.0f µs%s\n", r+1, t.name, rate,
-				us(percentile(lat, 0.50)), us(percentile(lat, 0.99)), disturbance(&w))
+			fmt.Printf("  round %d  %-15s %6.0f/s  p50 %6.0f µs  p99 %7.0f µs  (generator late by > 1 ms: %d of %d sends, at most %d µs)%s\n",
+				r+1, t.name, rate, us(percentile(lat, 0.50)), us(percentile(lat, 0.99)), s.LateSends, s.Sent, s.MaxSendLagUs, disturbance(&w))
 			truncateAudit(o)
 		}
 	}
@@ -267,7 +228,7 @@ func capacityOf(results pool, name string) float64 {
 
 const (
 	kindCapacity     = "h2load"
-	kindCapacityOpen = "h2load-open"
+	kindCapacityOpen = "open-loop"
 )
 
 // capacityRuns times warrant, warrant with its audit file, the floor and OPA with h2load. OPA
@@ -302,7 +263,7 @@ func capacityRuns(o options, p pki, servers []*server, results pool) error {
 	}
 	targets = append(targets, capacityTarget{name: nameOPA, pid: opa.pid(), h1: true,
 		url: fmt.Sprintf("https://127.0.0.1:%d/v0/data/k8s/authz/decision", port)})
-	return capacity(o, o.h2loadBin, body, targets, results)
+	return capacity(o, o.h2loadBin, body, p.CA, targets, results)
 }
 
 // waitListening waits until addr accepts a TCP connection.

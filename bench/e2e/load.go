@@ -31,8 +31,11 @@ type window struct {
 	ServerWait time.Duration `json:"serverWait"`
 	ClientWait time.Duration `json:"clientWait"`
 	FirstErr   string        `json:"firstErr,omitempty"`
-	// h2load's own measure of the run's length (capacity runs only).
+	// h2load's or open_loop's own measure of the run's length (capacity runs only).
 	H2Wall time.Duration `json:"-"`
+	// open_loop: requests it sent more than 1 ms after their due instant (its own lag, which
+	// their latencies include).
+	LateSends int64 `json:"lateSends,omitempty"`
 }
 
 // workload is what a timed run sends: reviews taken in turn (the one bench review, or a

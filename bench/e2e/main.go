@@ -17,16 +17,16 @@ import (
 )
 
 type options struct {
-	warrantBin, opaBin, floorBin, h2loadBin string
-	policy, rego, template, dir             string
-	serverCore                              string
-	serverCoreN, clientCore                 int
-	rounds                                  int
-	closedDur, openDur, warmup              time.Duration
-	concurrencies                           []int
-	generated                               int
-	results                                 string
-	kafkaLibs, kafkaLog4j                   string
+	warrantBin, opaBin, floorBin, h2loadBin, openLoopBin string
+	policy, rego, template, dir                          string
+	serverCore                                           string
+	serverCoreN, clientCore                              int
+	rounds                                               int
+	closedDur, openDur, warmup                           time.Duration
+	concurrencies                                        []int
+	generated                                            int
+	results                                              string
+	kafkaLibs, kafkaLog4j                                string
 }
 
 func main() {
@@ -36,6 +36,7 @@ func main() {
 	flag.StringVar(&o.opaBin, "opa", "", "opa binary")
 	flag.StringVar(&o.floorBin, "floor", "", "the floor server (cargo build --example sar_floor)")
 	flag.StringVar(&o.h2loadBin, "h2load", "h2load", "h2load (nghttp2), the capacity generator")
+	flag.StringVar(&o.openLoopBin, "open-loop", "", "the open-loop generator (cargo build --example open_loop)")
 	flag.StringVar(&o.policy, "policy", "", "warrant configuration (bench/e2e/warrant-policy.yaml)")
 	flag.StringVar(&o.rego, "rego", "", "OPA policy (bench/e2e/policy.rego)")
 	flag.StringVar(&o.template, "authorization-config", "", "AuthorizationConfiguration template (bench/e2e/authorization-config.yaml)")
@@ -66,8 +67,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "-server-core must be one CPU number")
 		os.Exit(2)
 	}
-	if o.warrantBin == "" || o.opaBin == "" || o.floorBin == "" || o.policy == "" || o.rego == "" || o.template == "" || o.dir == "" {
-		fmt.Fprintln(os.Stderr, "usage: e2e -warrant BIN -opa BIN -floor BIN -policy YAML -rego REGO -authorization-config YAML -dir DIR [flags]")
+	if o.warrantBin == "" || o.opaBin == "" || o.floorBin == "" || o.openLoopBin == "" || o.policy == "" || o.rego == "" || o.template == "" || o.dir == "" {
+		fmt.Fprintln(os.Stderr, "usage: e2e -warrant BIN -opa BIN -floor BIN -open-loop BIN -policy YAML -rego REGO -authorization-config YAML -dir DIR [flags]")
 		os.Exit(2)
 	}
 	stopOnSignal()

@@ -122,11 +122,15 @@ func (r *report) printCapacity(out io.Writer) {
 			cell := fmt.Sprintf("%.0f/s: %.0f / %.0f µs", rate, us(percentile(w.Latencies, 0.5)), us(percentile(w.Latencies, 0.99)))
 			if w.Failures > 0 {
 				cell += fmt.Sprintf(" (%d failed)", w.Failures)
-				r.note(fmt.Sprintf("failed calls: %d of %s's h2load calls at %.0f/s failed (%s)", w.Failures, n, rate, w.FirstErr))
+				r.note(fmt.Sprintf("failed calls: %d of %s's open-loop calls at %.0f/s failed (%s)", w.Failures, n, rate, w.FirstErr))
+			}
+			if sent := w.Reviews + w.Failures; sent > 0 && float64(w.LateSends) > 0.01*float64(sent) {
+				cell += " (generator late)"
+				r.note(fmt.Sprintf("generator late: open_loop sent %d of %s's %d requests more than 1 ms after their due instant (its core was busy); their latencies include that lag", w.LateSends, n, sent))
 			}
 			if achieved := throughput(w); achieved < 0.95*rate {
 				cell += " (overloaded)"
-				r.note(fmt.Sprintf("overloaded: %s answered %.0f/s of the %.0f/s h2load offered", n, achieved, rate))
+				r.note(fmt.Sprintf("overloaded: %s answered %.0f/s of the %.0f/s open_loop offered", n, achieved, rate))
 			}
 			return cell
 		}),
@@ -136,7 +140,7 @@ func (r *report) printCapacity(out io.Writer) {
 		}),
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "capacity on one server core (h2load on the other; bearer token; opa: HTTP/1.1, no client authentication):")
+	fmt.Fprintln(out, "capacity on one server core (h2load on the other, closed loop; open_loop at half saturation, latency from each request's due instant; bearer token; opa: HTTP/1.1, no client authentication):")
 	for _, l := range lines {
 		fmt.Fprintln(out, l)
 	}
@@ -156,6 +160,6 @@ func (r *report) printRatios(out io.Writer) {
 		sortDurations(w.Latencies)
 		fmt.Fprintf(out, "saturation on one core (h2load): warrant %.0f/s, opa %.0f/s (warrant/opa %.2f), floor %.0f/s\n",
 			sw, so, sw/so, capacityOf(r.results, nameFloor))
-		fmt.Fprintf(out, "warrant p99 at half of its own saturation (%.0f/s, h2load): %.0f µs\n", rate, us(percentile(w.Latencies, 0.99)))
+		fmt.Fprintf(out, "warrant p99 at half of its own saturation (%.0f/s, open_loop): %.0f µs\n", rate, us(percentile(w.Latencies, 0.99)))
 	}
 }

@@ -17,7 +17,7 @@ use super::resource::{Resource, WORKLOADS};
 use super::wire::{ClaimWire, IngressWire, ServiceWire, StatefulSetWire};
 use crate::object::{Dependents, ObjectRef, Subject};
 use serde::Deserialize;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 impl Index {
@@ -60,8 +60,8 @@ fn read<'a, W: Deserialize<'a>>(stored: Option<&'a Subject>) -> Option<W> {
 struct Found<'a> {
     index: &'a Index,
     namespace: &'a str,
-    /// Affected running pods, by name.
-    pods: BTreeMap<&'a str, &'a Pod>,
+    /// Affected running pods (a pod found twice is counted once: see [`Found::finish`]).
+    pods: Vec<&'a Pod>,
     ingresses: BTreeSet<String>,
     /// Backends of the target Ingress, as its stored object names them.
     target_backends: Vec<Arc<str>>,
@@ -73,7 +73,7 @@ impl<'a> Found<'a> {
         Self {
             index,
             namespace,
-            pods: BTreeMap::new(),
+            pods: Vec::new(),
             ingresses: BTreeSet::new(),
             target_backends: Vec::new(),
             bound: BTreeSet::new(),
@@ -82,17 +82,17 @@ impl<'a> Found<'a> {
 
     fn add_pods_where(&mut self, keep: impl Fn(&Pod) -> bool) {
         let running = self.index.pods.in_namespace(self.namespace);
-        for (name, pod) in running.filter(|(_, p)| p.body.running && keep(&p.body)) {
-            self.pods.insert(name, &pod.body);
+        for (_, pod) in running.filter(|(_, p)| p.body.running && keep(&p.body)) {
+            self.pods.push(&pod.body);
         }
     }
 
     fn pod(&mut self, name: &str) {
         let index = self.index;
-        if let Some((key, pod)) = index.pods.get_entry(self.namespace, name)
+        if let Some(pod) = index.pods.get(self.namespace, name)
             && pod.body.running
         {
-            self.pods.insert(key, &pod.body);
+            self.pods.push(&pod.body);
         }
     }
 
@@ -198,12 +198,13 @@ impl<'a> Found<'a> {
                     }
                 }
             }
-            let owned = (index.pods.children(&owner).iter()).filter(|k| &*k.namespace == ns);
-            for key in owned {
+            let owned = index.pods.children(&owner);
+            self.pods.reserve(owned.len());
+            for key in owned.iter().filter(|k| &*k.namespace == ns) {
                 if let Some(pod) = pods.and_then(|p| p.get(&key.name))
                     && pod.body.running
                 {
-                    self.pods.insert(&key.name, &pod.body);
+                    self.pods.push(&pod.body);
                 }
             }
         }
@@ -239,16 +240,17 @@ impl<'a> Found<'a> {
     }
 
     fn finish(mut self) -> Dependents {
+        // A pod reached twice (two owners in the chain, a Service and an Ingress backend) is
+        // one pod: the index holds each once, so its address identifies it.
+        self.pods
+            .sort_unstable_by_key(|p| std::ptr::from_ref::<Pod>(p) as usize);
+        self.pods.dedup_by(|a, b| std::ptr::eq(*a, *b));
         let ns = self.namespace;
         let index = self.index;
         let services: Vec<(&str, &Service)> = index
             .services
             .in_namespace(ns)
-            .filter(|(_, s)| {
-                self.pods
-                    .values()
-                    .any(|p| s.body.selector.selects(&p.labels))
-            })
+            .filter(|(_, s)| self.pods.iter().any(|p| s.body.selector.selects(&p.labels)))
             .map(|(n, s)| (n, &s.body))
             .collect();
         let selecting: HashSet<&str> = services.iter().map(|(n, _)| *n).collect();
@@ -273,16 +275,18 @@ impl<'a> Found<'a> {
             .collect();
         let ingress_pods = self
             .pods
-            .values()
+            .iter()
             .filter(|p| behind.iter().any(|sel| sel.selects(&p.labels)))
             .count();
-        // Pods of one workload mount the same claims: each claim is looked up once.
-        let mounted: BTreeSet<&str> = (self.pods.values())
-            .flat_map(|p| p.claims.iter().map(|c| c.as_ref()))
-            .collect();
+        // Pods of one workload mount the same claims, which the index interns: each claim is
+        // looked up once (a name held twice, not interned, is only looked up twice).
+        let mut mounted: Vec<&Arc<str>> = Vec::with_capacity(self.pods.len());
+        mounted.extend(self.pods.iter().flat_map(|p| p.claims.iter()));
+        mounted.sort_unstable_by_key(|c| Arc::as_ptr(c).cast::<u8>() as usize);
+        mounted.dedup_by(|a, b| Arc::ptr_eq(a, b));
         for claim in mounted {
             if index.claims.get(ns, claim).is_some_and(|c| c.body.bound) {
-                self.bound.insert(claim.to_owned());
+                self.bound.insert(claim.to_string());
             }
         }
         let qualify = |n: &str| [ns, "/", n].concat();

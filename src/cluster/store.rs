@@ -99,12 +99,6 @@ impl<B> Store<B> {
         self.objects.get(namespace)?.get(name)
     }
 
-    /// The object `namespace/name` with the name as the store holds it.
-    pub(crate) fn get_entry(&self, namespace: &str, name: &str) -> Option<(&str, &Object<B>)> {
-        let (n, o) = self.objects.get(namespace)?.get_key_value(name)?;
-        Some((n.as_ref(), o))
-    }
-
     /// Every object, by namespace then name.
     pub(crate) fn all(&self) -> impl Iterator<Item = (&str, &str, &Object<B>)> + '_ {
         self.objects
@@ -123,12 +117,12 @@ impl<B> Store<B> {
             .flat_map(|names| names.iter().map(|(n, o)| (n.as_ref(), o)))
     }
 
-    /// The objects whose owner references name `uid`.
     /// The objects of one namespace, by name (for many lookups in one namespace).
     pub(crate) fn namespace(&self, namespace: &str) -> Option<&BTreeMap<Arc<str>, Object<B>>> {
         self.objects.get(namespace)
     }
 
+    /// The objects whose owner references name `uid`.
     pub(crate) fn children(&self, uid: &str) -> &[Key] {
         self.children.get(uid).map(Vec::as_slice).unwrap_or(&[])
     }

@@ -1,7 +1,7 @@
 //! [`KafkaProducer`]: delivers a batch of records to the topic, each to the partition of its
-//! decision id ([`super::partition_for`]), one produce request per partition, acks=all. The
-//! connection and the topic's partitions are looked up on first use and again after any
-//! failure, so a broker restarted, moved or replaced is found again.
+//! decision id ([`super::partition_for`]), one produce request per partition, all in flight at
+//! once, acks=all. The connection and the topic's partitions are looked up on first use and
+//! again after any failure, so a broker restarted, moved or replaced is found again.
 
 use super::murmur2::partition_for;
 use super::settings::{KafkaCompression, KafkaSettings, SaslMechanism};
@@ -145,11 +145,14 @@ impl KafkaProducer {
             KafkaCompression::None => Compression::NoCompression,
             KafkaCompression::Gzip => Compression::Gzip,
         };
-        for (partition, records) in by_partition {
-            let Some(pc) = connected.partitions.get(partition as usize) else {
-                continue;
-            };
-            if let Err(e) = pc.produce(records, compression).await {
+        // The partitions' requests go out together (the client multiplexes them on its
+        // connections): a batch costs one round trip, not one per partition.
+        let produced = by_partition.into_iter().filter_map(|(partition, records)| {
+            let pc = connected.partitions.get(partition as usize)?;
+            Some(async move { (partition, pc.produce(records, compression).await) })
+        });
+        for (partition, result) in futures_util::future::join_all(produced).await {
+            if let Err(e) = result {
                 // Look everything up again on the next attempt.
                 *guard = None;
                 return Err(failed(

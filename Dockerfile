@@ -4,17 +4,19 @@
 #   docker build -t warrant:0.1.0 --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) .
 #
 # The build context is only what the binary is built from (.dockerignore lets in Cargo.toml,
-# Cargo.lock, src/ and authz-config/, whose warrant.yaml src/config.rs embeds).
+# Cargo.lock, vendor/ (a patched dependency, vendor/rskafka/PATCHED.md), src/ and authz-config/,
+# whose warrant.yaml src/config.rs embeds).
 # tests/docker-context/check.sh assembles exactly this context and runs this stage's commands
 # offline, so a path the build needs and the context lacks fails CI.
 ARG RUST_VERSION=1.95
 
 FROM rust:${RUST_VERSION}-bookworm AS build
 WORKDIR /src
-# Dependencies first, in a layer of their own: it is rebuilt only when Cargo.toml or Cargo.lock
-# change. Cargo reads every target the manifest declares (the benches, the integration test),
+# Dependencies first, in a layer of their own: it is rebuilt only when Cargo.toml, Cargo.lock or
+# vendor/ change. Cargo reads every target the manifest declares (the benches, the integration test),
 # so each gets an empty stand-in; only the binary is built.
 COPY Cargo.toml Cargo.lock ./
+COPY vendor ./vendor
 RUN mkdir -p src tests/it benches \
  && echo 'fn main() {}' > src/main.rs \
  && : > src/lib.rs \

@@ -6,6 +6,7 @@
 //! wrong SASL password is reported while reviews keep being answered.
 
 mod broker;
+mod nodelay;
 mod outage_memory;
 
 use crate::support::*;

@@ -2,14 +2,15 @@
 //! answers, and times each request from the instant it was due, not from the instant it went
 //! out. A server (or this generator) that falls behind shows it in the latencies instead of
 //! slowing the offered rate (no coordinated omission). One thread (pin it with `taskset`),
-//! a few persistent HTTP/2 connections with any number of streams (or HTTP/1.1 connections,
-//! one request at a time each), rustls with ring, a bearer token and/or a client certificate.
-//! `bench/run.sh` builds it (`cargo build --release --example open_loop`) and drives it for the
-//! p50/p99 at half of each server's own saturation.
+//! persistent HTTP/2 connections with any number of streams (or HTTP/1.1 connections, one
+//! request at a time each), rustls with ring, a bearer token and/or a client certificate. The
+//! pacer sleeps on a timerfd at least `--tick` (100 µs) at a time, and sends what fell due
+//! meanwhile together. `bench/run.sh` builds it (`cargo build --release --example open_loop`)
+//! and drives it for the p50/p99 at half of each server's own saturation.
 //!
 //!     open_loop --url https://127.0.0.1:8443/authorize --body review.json --ca ca.crt \
-//!               --rate 36000 --duration 5s [--connections 8] [--token T] \
-//!               [--cert C --key K] [--http1] [--drain 5s] [--latencies FILE]
+//!               --rate 36000 --duration 5s [--connections 1] [--token T] \
+//!               [--cert C --key K] [--http1] [--drain 5s] [--tick 100us] [--latencies FILE]
 //!
 //! It prints one JSON object: what was offered, sent, answered with 200, failed and left
 //! unanswered at the cut-off (the end of the sends plus `--drain`), the percentiles of the
@@ -38,9 +39,9 @@ use tokio_rustls::TlsConnector;
 
 /// A send later than this after its due instant counts as late (the generator's own lag).
 const LATE: Duration = Duration::from_millis(1);
-/// The shortest sleep of the pacer: what falls due meanwhile goes out together when it wakes
-/// (at most 20,000 wake-ups a second, whatever the rate).
-const MIN_SLEEP: Duration = Duration::from_micros(50);
+/// The pacer's default shortest sleep (`--tick`): what falls due meanwhile goes out together
+/// when it wakes (at most 10,000 wake-ups a second, whatever the rate).
+const TICK: Duration = Duration::from_micros(100);
 
 type Failure = Box<dyn Error + Send + Sync>;
 
@@ -52,6 +53,7 @@ struct Args {
     rate: f64,
     duration: Duration,
     drain: Option<Duration>,
+    tick: Duration,
     connections: usize,
     token: Option<String>,
     cert: Option<(String, String)>,
@@ -59,10 +61,14 @@ struct Args {
     latencies: Option<String>,
 }
 
+/// `250us`, `5ms`, `5s` or `5` (seconds).
 fn parse_duration(v: &str) -> Result<Duration, Failure> {
-    let (number, scale) = match v.strip_suffix("ms") {
-        Some(n) => (n, 1e-3),
-        None => (v.strip_suffix('s').unwrap_or(v), 1.0),
+    let (number, scale) = if let Some(n) = v.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = v.strip_suffix("ms") {
+        (n, 1e-3)
+    } else {
+        (v.strip_suffix('s').unwrap_or(v), 1.0)
     };
     let seconds: f64 = number.parse()?;
     if !(seconds.is_finite() && seconds >= 0.0) {
@@ -72,10 +78,10 @@ fn parse_duration(v: &str) -> Result<Duration, Failure> {
 }
 
 fn parse_args() -> Result<Args, Failure> {
-    let usage = "usage: open_loop --url URL --body FILE --ca FILE --rate N --duration D [--connections N] [--token T] [--cert C --key K] [--http1] [--drain D] [--latencies FILE]";
+    let usage = "usage: open_loop --url URL --body FILE --ca FILE --rate N --duration D [--connections N] [--token T] [--cert C --key K] [--http1] [--drain D] [--tick D] [--latencies FILE]";
     let (mut url, mut body, mut ca, mut rate, mut duration) = (None, None, None, None, None);
     let (mut drain, mut connections, mut token, mut cert, mut key) = (None, None, None, None, None);
-    let (mut http1, mut latencies) = (false, None);
+    let (mut http1, mut latencies, mut tick) = (false, None, TICK);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--http1" {
@@ -90,6 +96,7 @@ fn parse_args() -> Result<Args, Failure> {
             "--rate" => rate = Some(value.parse::<f64>()?),
             "--duration" => duration = Some(parse_duration(&value)?),
             "--drain" => drain = Some(parse_duration(&value)?),
+            "--tick" => tick = parse_duration(&value)?,
             "--connections" => connections = Some(value.parse::<usize>()?),
             "--token" => token = Some(value),
             "--cert" => cert = Some(value),
@@ -114,7 +121,8 @@ fn parse_args() -> Result<Args, Failure> {
         rate,
         duration: duration.ok_or(usage)?,
         drain,
-        connections: connections.unwrap_or(if http1 { 32 } else { 8 }).max(1),
+        tick,
+        connections: connections.unwrap_or(if http1 { 32 } else { 1 }).max(1),
         token,
         cert,
         http1,
@@ -372,6 +380,7 @@ async fn pace(
     plan: &Arc<Plan>,
     rate: f64,
     total: u64,
+    tick: Duration,
     start: Instant,
     cutoff: Instant,
 ) -> io::Result<Pacing> {
@@ -397,7 +406,7 @@ async fn pace(
             break;
         }
         let left = due(pacing.sent).saturating_duration_since(Instant::now());
-        timer.sleep(left.max(MIN_SLEEP)).await?;
+        timer.sleep(left.max(tick)).await?;
     }
     Ok(pacing)
 }
@@ -430,7 +439,7 @@ async fn run(args: Args) -> Result<serde_json::Value, Failure> {
         + args
             .drain
             .unwrap_or(args.duration.max(Duration::from_secs(1)));
-    let pacing = pace(&plan, args.rate, total, start, cutoff).await?;
+    let pacing = pace(&plan, args.rate, total, args.tick, start, cutoff).await?;
     // Every request ends by the cut-off; wait for the last to be counted.
     while Instant::now() < cutoff + Duration::from_secs(1) {
         let done = plan

@@ -184,10 +184,11 @@ func capacity(o options, bin, body, ca string, targets []capacityTarget, results
 	}
 	for r := 0; r < o.rounds; r++ {
 		for _, t := range targets {
-			// open_loop sends at half of the target's own saturation on 8 HTTP/2 connections
-			// (32 HTTP/1.1 connections for OPA, one request at a time each).
+			// open_loop sends at half of the target's own saturation on one HTTP/2 connection,
+			// as kube-apiserver keeps one per webhook (32 HTTP/1.1 connections for OPA, one
+			// request at a time each).
 			l := h2Level{8, 16}
-			conns := 8
+			conns := 1
 			if t.h1 {
 				l, conns = h2Level{32, 1}, 32
 			}
@@ -202,8 +203,9 @@ func capacity(o options, bin, body, ca string, targets []capacityTarget, results
 			results.add(key{t.name, kindCapacityOpen, rate}, w)
 			lat := append([]time.Duration(nil), w.Latencies...)
 			sortDurations(lat)
-			fmt.Printf("  round %d  %-15s %6.0f/s  p50 %6.0f µs  p99 %7.0f µs  (generator late by > 1 ms: %d of %d sends, at most %d µs)%s\n",
-				r+1, t.name, rate, us(percentile(lat, 0.50)), us(percentile(lat, 0.99)), s.LateSends, s.Sent, s.MaxSendLagUs, disturbance(&w))
+			fmt.Printf("  round %d  %-15s %6.0f/s  p50 %6.0f µs  p99 %7.0f µs  server %5.1f µs/review  generator core %3.0f%% busy, late by > 1 ms: %d of %d sends (at most %d µs)%s\n",
+				r+1, t.name, rate, us(percentile(lat, 0.50)), us(percentile(lat, 0.99)), perReview(w.ServerCPU, w.Reviews),
+				100*busy(w.ClientCPU, &w), s.LateSends, s.Sent, s.MaxSendLagUs, disturbance(&w))
 			truncateAudit(o)
 		}
 	}

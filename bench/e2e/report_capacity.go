@@ -124,6 +124,10 @@ func (r *report) printCapacity(out io.Writer) {
 				cell += fmt.Sprintf(" (%d failed)", w.Failures)
 				r.note(fmt.Sprintf("failed calls: %d of %s's open-loop calls at %.0f/s failed (%s)", w.Failures, n, rate, w.FirstErr))
 			}
+			if b := busy(w.ClientCPU, w); b >= 0.8 {
+				cell += "*"
+				r.note(fmt.Sprintf("generator busy: open_loop's core was %.0f%% busy at %.0f/s against %s; its own queueing is part of that p99", 100*b, rate, n))
+			}
 			if sent := w.Reviews + w.Failures; sent > 0 && float64(w.LateSends) > 0.01*float64(sent) {
 				cell += " (generator late)"
 				r.note(fmt.Sprintf("generator late: open_loop sent %d of %s's %d requests more than 1 ms after their due instant (its core was busy); their latencies include that lag", w.LateSends, n, sent))

@@ -236,7 +236,16 @@ impl Tally {
 
 impl Plan {
     fn request(&self) -> Result<Request<Full<Bytes>>, Failure> {
-        let mut builder = Request::post(self.url.clone())
+        // HTTP/2 takes the authority from the URL (`:authority`); HTTP/1.1 wants the path in
+        // the request line and a Host header, which hyper's connection-level client leaves to us.
+        let builder = match (&self.connections, self.url.authority()) {
+            (Connections::Http1 { .. }, Some(authority)) => {
+                let path = self.url.path_and_query().map_or("/", |p| p.as_str());
+                Request::post(path).header(header::HOST, authority.as_str())
+            }
+            _ => Request::post(self.url.clone()),
+        };
+        let mut builder = builder
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json");
         if let Some(a) = &self.authorization {

@@ -455,21 +455,13 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
 /// machine does, so that only a real regression trips it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_kafka_sink_sustains_thousands_of_records_per_second() {
-    use warrant::telemetry::audit::kafka::{KafkaCompression, KafkaProducer, KafkaSettings};
+    use warrant::telemetry::audit::kafka::KafkaCompression;
     use warrant::telemetry::audit::remote::{RemoteSink, SinkMetrics, SinkRecord, SinkSettings};
     let broker = Broker::start("").await;
     broker.create_topic(TOPIC, PARTITIONS).await;
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = SinkMetrics::register(&mut registry);
-    let producer = KafkaProducer::new(KafkaSettings {
-        brokers: vec![broker.address()],
-        topic: TOPIC.into(),
-        tls: None,
-        sasl: None,
-        compression: KafkaCompression::Gzip,
-        client_id: "warrant-test".into(),
-        request_deadline: Duration::from_secs(5),
-    });
+    let producer = broker.producer(TOPIC, KafkaCompression::Gzip);
     let n = 50_000u64;
     let settings = SinkSettings {
         queue_records: n as usize,

@@ -10,6 +10,7 @@ use rskafka::client::{Client, ClientBuilder};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use warrant::telemetry::audit::kafka::{KafkaCompression, KafkaProducer, KafkaSettings};
 
 /// A cluster id in Kafka's format (a base64 UUID), fixed: each broker has its own data.
 const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qk";
@@ -105,6 +106,19 @@ inter.broker.listener.name=PLAINTEXT"
     /// `host:port` of the client listener.
     pub fn address(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// A producer for `topic` on this broker, plaintext, with the test client id.
+    pub fn producer(&self, topic: &str, compression: KafkaCompression) -> KafkaProducer {
+        KafkaProducer::new(KafkaSettings {
+            brokers: vec![self.address()],
+            topic: topic.into(),
+            tls: None,
+            sasl: None,
+            compression,
+            client_id: "warrant-test".into(),
+            request_deadline: Duration::from_secs(5),
+        })
     }
 
     /// The broker's own log so far.

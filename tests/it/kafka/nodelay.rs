@@ -7,8 +7,7 @@
 
 use super::{PARTITIONS, TOPIC};
 use crate::kafka::broker::Broker;
-use std::time::Duration;
-use warrant::telemetry::audit::kafka::{KafkaCompression, KafkaProducer, KafkaSettings};
+use warrant::telemetry::audit::kafka::KafkaCompression;
 use warrant::telemetry::audit::remote::{Deliver, SinkRecord};
 
 /// This process's TCP sockets whose peer is 127.0.0.1:`port`.
@@ -58,15 +57,7 @@ fn nodelay(fd: i32) -> bool {
 async fn the_kafka_sinks_broker_connections_have_nagle_off() {
     let broker = Broker::start("").await;
     broker.create_topic(TOPIC, PARTITIONS).await;
-    let producer = KafkaProducer::new(KafkaSettings {
-        brokers: vec![broker.address()],
-        topic: TOPIC.into(),
-        tls: None,
-        sasl: None,
-        compression: KafkaCompression::None,
-        client_id: "warrant-test".into(),
-        request_deadline: Duration::from_secs(5),
-    });
+    let producer = broker.producer(TOPIC, KafkaCompression::None);
     let batch: Vec<SinkRecord> = (0..50)
         .map(|i| SinkRecord::now(Some(format!("key-{i}")), vec![b'x'; 4096]))
         .collect();

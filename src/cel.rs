@@ -14,6 +14,7 @@ mod environment;
 mod fields;
 mod library;
 mod limits;
+mod native;
 mod schema;
 mod signatures;
 #[cfg(test)]
@@ -120,6 +121,8 @@ pub struct Expression {
     uses: RequestUse,
     reads_verb: bool,
     requirements: Arc<[Requirement]>,
+    /// The expression as warrant evaluates it without the engine, when its shape allows.
+    native: Option<Arc<native::Native>>,
 }
 
 impl fmt::Debug for Expression {
@@ -221,6 +224,10 @@ impl Expression {
         } else {
             Arc::default()
         };
+        let native = review
+            .then(|| native::Native::compile(ast))
+            .flatten()
+            .map(Arc::new);
         let mut ast = ast.clone();
         instrument(&mut ast);
         if review {
@@ -232,6 +239,7 @@ impl Expression {
             uses,
             reads_verb,
             requirements,
+            native,
         })
     }
 
@@ -265,8 +273,17 @@ impl Expression {
         })
     }
 
-    /// Evaluates the expression against a bound review.
+    /// Evaluates the expression against a bound review: by its native tree when it has one
+    /// and that tree is certain of the answer, else by the engine.
     pub fn evaluate(&self, bound: &Bound<'_, '_>) -> Result<bool, EvalError> {
+        if let Some(answer) = self.native.as_ref().and_then(|n| n.eval(bound.spec())) {
+            return Ok(answer);
+        }
+        self.evaluate_by_engine(bound)
+    }
+
+    /// Evaluates the expression with the engine, whatever its shape.
+    fn evaluate_by_engine(&self, bound: &Bound<'_, '_>) -> Result<bool, EvalError> {
         let env = match environment() {
             Ok(env) => Arc::clone(&env.env),
             // Unreachable once any expression compiled; an empty env fails every evaluation.

@@ -290,6 +290,13 @@ pub struct Bound<'a, 'v> {
     uses: RequestUse,
 }
 
+impl<'v> Bound<'_, 'v> {
+    /// The review bound.
+    pub fn spec(&self) -> &'v SubjectAccessReviewSpec {
+        self.binding.spec
+    }
+}
+
 impl std::fmt::Debug for Bound<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Bound")

@@ -97,7 +97,7 @@ pub(crate) fn absent_key(name: &str) -> Option<&'static str> {
 }
 
 /// The field a selection of `request` reads, if it is one answered directly.
-fn selected(e: &Expr) -> Option<Field> {
+pub(super) fn selected(e: &Expr) -> Option<Field> {
     let Expr::Select(s) = e else { return None };
     match &s.operand.expr {
         Expr::Ident(root) if root == "request" => match (s.field.as_str(), s.test) {

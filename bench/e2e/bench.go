@@ -173,7 +173,7 @@ func run(o options) error {
 			return err
 		}
 	}
-	if err := mixRuns(o, deciders, mix, results); err != nil {
+	if err := mixRuns(o, servers, mix, results); err != nil {
 		return err
 	}
 	if err := failed(); err != nil {

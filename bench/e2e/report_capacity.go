@@ -154,6 +154,9 @@ func (r *report) printCapacity(out io.Writer) {
 func (r *report) printRatios(out io.Writer) {
 	if mw, mo := r.kindCPU(nameWarrant, kindMix), r.kindCPU(nameOPA, kindMix); mw > 0 && mo > 0 {
 		fmt.Fprintf(out, "opa/warrant server CPU per review on the mixed workload: %.2f (warrant %.1f µs, opa %.1f µs)\n", mo/mw, mw, mo)
+		if mf := r.kindCPU(nameFloor, kindMix); mf > 0 {
+			fmt.Fprintf(out, "opa/floor server CPU per review on the mixed workload: %.2f (floor %.1f µs: the most any server on this stack could show against opa here)\n", mo/mf, mf)
+		}
 	}
 	if cw, cf := r.kindCPU(nameWarrant, kindCapacity), r.kindCPU(nameFloor, kindCapacity); cw > 0 && cf > 0 {
 		fmt.Fprintf(out, "warrant/floor CPU per review: %.2f (h2load at saturation: warrant %.1f µs, floor %.1f µs; through kube-apiserver's client, closed loop: %.2f)\n",

@@ -7,6 +7,7 @@
 //! ([`lockout`]). `warrant validate --replay` and `warrant serve --replay-on-reload` run the same.
 
 pub mod apiserver;
+pub(crate) mod audit_event;
 pub mod engine;
 pub mod gate;
 pub mod input;

@@ -18,6 +18,7 @@
 //! - the answer then is the `authorization.k8s.io/decision` annotation (`allow` or `forbid`,
 //!   `pkg/endpoints/filters/authorization.go`): the API server's whole chain, not warrant's.
 
+use super::audit_event::{ObjectRef, UserInfo};
 use super::read_error::ReadError;
 use super::record::{Item, Origin, Recorded, Skip, Source};
 use super::request_uri::{RequestUri, resource_path};
@@ -30,10 +31,10 @@ use k8s_openapi::api::authorization::v1::{
     SubjectAccessReviewSpec,
 };
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 /// The audit API version replay reads.
-pub const API_VERSION: &str = "audit.k8s.io/v1";
+pub use super::audit_event::API_VERSION;
 
 /// The part of an event a replay reads.
 #[derive(Debug, Deserialize)]
@@ -55,37 +56,6 @@ struct Event {
     request_received_timestamp: Option<String>,
     #[serde(default)]
     annotations: Annotations,
-}
-
-/// `authentication.k8s.io/v1` `UserInfo`.
-#[derive(Debug, Default, Deserialize)]
-struct UserInfo {
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    uid: Option<String>,
-    #[serde(default)]
-    groups: Option<Vec<String>>,
-    #[serde(default)]
-    extra: Option<BTreeMap<String, Vec<String>>>,
-}
-
-/// `audit.k8s.io/v1` `ObjectReference`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ObjectRef {
-    #[serde(default)]
-    resource: Option<String>,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    api_group: Option<String>,
-    #[serde(default)]
-    api_version: Option<String>,
-    #[serde(default)]
-    subresource: Option<String>,
 }
 
 /// The annotations a replay reads.

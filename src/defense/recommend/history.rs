@@ -18,6 +18,7 @@
 //! is merged; of an act both logs recorded, kube-apiserver's record is kept. Every line is read within [`MAX_LINE_BYTES`]; a line that is neither kind of
 //! record is an error naming its file and line.
 
+use crate::replay::audit_event::{ObjectRef, UserInfo};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -166,31 +167,6 @@ struct Event {
     request_received_timestamp: Option<String>,
     #[serde(default)]
     stage_timestamp: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct UserInfo {
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    groups: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ObjectRef {
-    #[serde(default)]
-    resource: Option<String>,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    api_group: Option<String>,
-    #[serde(default)]
-    api_version: Option<String>,
-    #[serde(default)]
-    subresource: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -104,13 +104,10 @@ pub fn run(args: CoverageArgs) -> ExitStatus {
         min_level: args.min_level.level(),
         critical_names: names.into_iter().map(Pattern::new).collect(),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::check::offline_runtime() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
+            eprintln!("error: {e}");
             return ExitStatus::Failure;
         }
     };

@@ -136,13 +136,10 @@ pub fn run(args: RecommendArgs) -> ExitStatus {
             return ExitStatus::Usage;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::check::offline_runtime() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
+            eprintln!("error: {e}");
             return ExitStatus::Failure;
         }
     };

@@ -141,7 +141,8 @@ fn attribute_field(e: &IdedExpr) -> Option<(&str, &str)> {
     }
 }
 
-fn string_literal(e: &IdedExpr) -> Option<Box<str>> {
+/// A string literal's text.
+pub(super) fn string_literal(e: &IdedExpr) -> Option<Box<str>> {
     match &e.expr {
         Expr::Literal(LiteralValue::String(s)) => Some(s.inner().into()),
         _ => None,

@@ -11,6 +11,7 @@
 //! `&&` and `||` follow CEL's commutative rules: a `false` (`true`) on either side decides,
 //! whatever the other side gives.
 
+use super::constraint::string_literal as literal;
 use super::fields::{Field, selected};
 use cel::common::ast::{Expr, IdedExpr, LiteralValue, operators};
 use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
@@ -168,14 +169,6 @@ impl Native {
                 Some(spec.groups.iter().flatten().any(|g| *g == a))
             }
         }
-    }
-}
-
-/// A string literal.
-fn literal(e: &IdedExpr) -> Option<Box<str>> {
-    match &e.expr {
-        Expr::Literal(LiteralValue::String(s)) => Some(s.inner().into()),
-        _ => None,
     }
 }
 

@@ -62,13 +62,19 @@ impl Shared {
 
     /// Records not yet acknowledged: in memory, in flight and spooled.
     pub fn waiting(&self) -> u64 {
-        let spooled = self.spool().map_or(0, |s| s.records());
+        self.waiting_beside(self.spool().as_deref())
+    }
+
+    /// [`Shared::waiting`] with the spool already locked.
+    fn waiting_beside(&self, spool: Option<&Spool>) -> u64 {
+        let spooled = spool.map_or(0, Spool::records);
         self.queue.len() as u64 + self.in_flight.load(Ordering::Relaxed) + spooled
     }
 
-    /// When the oldest unacknowledged record was queued (ms since the epoch).
-    fn oldest_ms(&self, in_flight: Option<i64>) -> Option<i64> {
-        let spooled = self.spool().and_then(|s| s.oldest_ms());
+    /// When the oldest unacknowledged record was queued (ms since the epoch), with the
+    /// spool already locked.
+    fn oldest_ms_beside(&self, spool: Option<&Spool>, in_flight: Option<i64>) -> Option<i64> {
+        let spooled = spool.and_then(Spool::oldest_ms);
         [in_flight, spooled, self.queue.oldest_ms()]
             .into_iter()
             .flatten()
@@ -77,24 +83,30 @@ impl Shared {
 
     /// The age of the oldest unacknowledged record.
     pub fn oldest_age(&self) -> Duration {
-        self.oldest_ms(None).map_or(Duration::ZERO, |t| {
+        let oldest = self.oldest_ms_beside(self.spool().as_deref(), None);
+        oldest.map_or(Duration::ZERO, |t| {
             Duration::from_millis(u64::try_from(now_ms() - t).unwrap_or(0))
         })
     }
 
     /// Brings the gauges up to date (`in_flight`: the oldest record the sender holds).
+    ///
+    /// The spooler and the sender both call this; the spool stays locked while the gauges
+    /// are set, so they are set from one state at a time and a scrape never shows a record
+    /// count newer than the spool's bytes beside it.
     fn gauges(&self, in_flight: Option<i64>) {
-        let waiting = self.waiting();
-        self.series
-            .queued
-            .set(i64::try_from(waiting).unwrap_or(i64::MAX));
-        if let Some(s) = self.spool() {
+        let spool = self.spool();
+        if let Some(s) = spool.as_deref() {
             self.series
                 .spool_bytes
                 .set(i64::try_from(s.disk_bytes()).unwrap_or(i64::MAX));
         }
+        let waiting = self.waiting_beside(spool.as_deref());
+        self.series
+            .queued
+            .set(i64::try_from(waiting).unwrap_or(i64::MAX));
         let age = self
-            .oldest_ms(in_flight)
+            .oldest_ms_beside(spool.as_deref(), in_flight)
             .map_or(0.0, |t| (now_ms() - t).max(0) as f64 / 1000.0);
         self.series.oldest.set(age);
     }

@@ -287,12 +287,17 @@ async fn spooled_records_are_sent_after_a_restart_in_order() {
     for n in 0..500 {
         sink.offer(record(n));
     }
-    until("500 records spooled", || {
-        m.value("warrant_audit_sink_queued_records{sink=\"test\"}") == 500.0
-            && sink.shared.queue.is_empty()
+    // The gauges are set after each move onto the spool, so they may lag the queue: wait
+    // for the queue to empty, then for the gauges to show all 500 records on disk.
+    until("the queue moved onto the spool", || {
+        sink.shared.queue.is_empty()
     })
     .await;
-    assert!(m.value("warrant_audit_sink_spool_bytes{sink=\"test\"}") > 500.0 * 8.0);
+    until("500 records and their bytes in the gauges", || {
+        m.value("warrant_audit_sink_queued_records{sink=\"test\"}") == 500.0
+            && m.value("warrant_audit_sink_spool_bytes{sink=\"test\"}") > 500.0 * 8.0
+    })
+    .await;
     sink.close(Duration::from_millis(300)).await;
     drop(sink);
     assert!(down.numbers().is_empty());

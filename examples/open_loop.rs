@@ -5,7 +5,10 @@
 //! persistent HTTP/2 connections with any number of streams (or HTTP/1.1 connections, one
 //! request at a time each), rustls with ring, a bearer token and/or a client certificate. The
 //! pacer sleeps on a timerfd at least `--tick` (100 µs) at a time, and sends what fell due
-//! meanwhile together. `bench/run.sh` builds it (`cargo build --release --example open_loop`)
+//! meanwhile together. Requests are futures polled by the pacer's own task, not tasks of their
+//! own, and HTTP/2 goes straight through the `h2` crate (hyper's client would add a dispatch
+//! channel and a task per stream): the generator's cost per request is what limits how fast
+//! it can offer a steady rate, so it is kept near the protocol's own. `bench/run.sh` builds it (`cargo build --release --example open_loop`)
 //! and drives it for the p50/p99 at half of each server's own saturation.
 //!
 //!     open_loop --url https://127.0.0.1:8443/authorize --body review.json --ca ca.crt \
@@ -19,10 +22,12 @@
 //! requests ended (a request still unanswered at the cut-off counts its wait so far).
 
 use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::http1;
 use hyper::{Request, Uri, header};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use rustls::ClientConfig;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -158,7 +163,7 @@ fn tls_config(args: &Args) -> Result<ClientConfig, Failure> {
 /// The persistent connections requests go out on.
 enum Connections {
     /// HTTP/2: any number of streams per connection, taken round robin.
-    Http2(Vec<http2::SendRequest<Full<Bytes>>>),
+    Http2(Vec<h2::client::SendRequest<Bytes>>),
     /// HTTP/1.1: one request at a time per connection; a request waits for an idle one.
     Http1 {
         idle: Mutex<Vec<http1::SendRequest<Full<Bytes>>>>,
@@ -195,14 +200,17 @@ async fn connect(args: &Args) -> Result<Connections, Failure> {
     }
     let mut senders = Vec::with_capacity(args.connections);
     for _ in 0..args.connections {
-        let io = TokioIo::new(dial(args, &connector).await?);
-        let (sender, connection) = http2::Builder::new(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .initial_stream_window_size(64 * 1024)
+        let io = dial(args, &connector).await?;
+        let (sender, connection) = h2::client::Builder::new()
+            .initial_window_size(64 * 1024)
             .initial_connection_window_size(1024 * 1024)
-            .handshake(io)
+            .handshake::<_, Bytes>(io)
             .await?;
-        tokio::spawn(connection);
+        // The connection's own task reads and writes the socket; a broken connection fails
+        // the requests on it, which count it.
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
         senders.push(sender);
     }
     Ok(Connections::Http2(senders))
@@ -235,9 +243,10 @@ impl Tally {
 }
 
 impl Plan {
-    fn request(&self) -> Result<Request<Full<Bytes>>, Failure> {
-        // HTTP/2 takes the authority from the URL (`:authority`); HTTP/1.1 wants the path in
-        // the request line and a Host header, which hyper's connection-level client leaves to us.
+    /// The request's head: HTTP/2 takes the authority from the URL (`:authority`); HTTP/1.1
+    /// wants the path in the request line and a Host header, which hyper's connection-level
+    /// client leaves to us.
+    fn head(&self) -> Result<Request<()>, Failure> {
         let builder = match (&self.connections, self.url.authority()) {
             (Connections::Http1 { .. }, Some(authority)) => {
                 let path = self.url.path_and_query().map_or("/", |p| p.as_str());
@@ -251,25 +260,34 @@ impl Plan {
         if let Some(a) = &self.authorization {
             builder = builder.header(header::AUTHORIZATION, a.clone());
         }
-        Ok(builder.body(Full::new(self.body.clone()))?)
+        Ok(builder.body(())?)
     }
 
     /// Sends one request on connection `n` (HTTP/2) or the next idle one (HTTP/1.1) and reads
     /// the whole answer; `Ok` with the HTTP status.
     async fn exchange(&self, n: usize) -> Result<u16, Failure> {
-        let request = self.request()?;
+        let head = self.head()?;
         match &self.connections {
             Connections::Http2(senders) => {
-                let mut sender = senders[n % senders.len()].clone();
-                let response = sender.send_request(request).await?;
+                // A fresh handle is ready at once unless the server's stream limit is
+                // reached; then it waits for a stream to end.
+                let mut sender = senders[n % senders.len()].clone().ready().await?;
+                let (response, mut stream) = sender.send_request(head, false)?;
+                stream.send_data(self.body.clone(), true)?;
+                let response = response.await?;
                 let status = response.status().as_u16();
-                response.into_body().collect().await?;
+                let mut body = response.into_body();
+                while let Some(chunk) = body.data().await {
+                    let chunk = chunk?;
+                    body.flow_control().release_capacity(chunk.len())?;
+                }
                 Ok(status)
             }
             Connections::Http1 { idle, free } => {
                 let permit = free.acquire().await?;
                 let taken = idle.lock().map_err(|_| "poisoned")?.pop();
                 let mut sender = taken.ok_or("no idle connection")?;
+                let request = head.map(|()| Full::new(self.body.clone()));
                 let result = async {
                     sender.ready().await?;
                     let response = sender.send_request(request).await?;
@@ -384,7 +402,8 @@ struct Pacing {
     max_lag: Duration,
 }
 
-/// Sends `total` requests, the i-th due at `start + i / rate`; each request runs as its own task.
+/// Sends `total` requests, the i-th due at `start + i / rate`, and polls them until each has
+/// ended (answered, failed or given up at the cut-off).
 async fn pace(
     plan: &Arc<Plan>,
     rate: f64,
@@ -400,6 +419,7 @@ async fn pace(
         late_sends: 0,
         max_lag: Duration::ZERO,
     };
+    let mut running = FuturesUnordered::new();
     while pacing.sent < total {
         let now = Instant::now();
         while pacing.sent < total && due(pacing.sent) <= now {
@@ -408,16 +428,26 @@ async fn pace(
             pacing.max_lag = pacing.max_lag.max(lag);
             pacing.late_sends += u64::from(lag > LATE);
             let n = usize::try_from(pacing.sent).unwrap_or(0);
-            // Boxed: the request's future is large, and the spawn would copy it whole.
-            tokio::spawn(Box::pin(plan.clone().one(n, at, cutoff)));
+            running.push(plan.clone().one(n, at, cutoff));
             pacing.sent += 1;
         }
         if pacing.sent >= total {
             break;
         }
         let left = due(pacing.sent).saturating_duration_since(Instant::now());
-        timer.sleep(left.max(tick)).await?;
+        let sleep = timer.sleep(left.max(tick));
+        tokio::pin!(sleep);
+        // Requests progress while the pacer waits for the next due instant.
+        loop {
+            tokio::select! {
+                biased;
+                slept = &mut sleep => break slept?,
+                Some(()) = running.next(), if !running.is_empty() => {}
+            }
+        }
     }
+    // Every request ends by the cut-off (its own timeout).
+    while running.next().await.is_some() {}
     Ok(pacing)
 }
 
@@ -450,17 +480,6 @@ async fn run(args: Args) -> Result<serde_json::Value, Failure> {
             .drain
             .unwrap_or(args.duration.max(Duration::from_secs(1)));
     let pacing = pace(&plan, args.rate, total, args.tick, start, cutoff).await?;
-    // Every request ends by the cut-off; wait for the last to be counted.
-    while Instant::now() < cutoff + Duration::from_secs(1) {
-        let done = plan
-            .tally
-            .lock()
-            .map_or(pacing.sent, |t| t.succeeded + t.failed + t.unanswered);
-        if done >= pacing.sent {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
     let wall = start.elapsed();
     let tally = std::mem::take(&mut *plan.tally.lock().map_err(|_| "poisoned")?);
     if let Some(path) = &args.latencies {

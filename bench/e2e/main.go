@@ -52,7 +52,16 @@ func main() {
 	flag.StringVar(&o.results, "results", "", "also write the pooled results as JSON here")
 	flag.StringVar(&o.kafkaLibs, "kafka-libs", "", "Apache Kafka's jars (tests/kafka/install.sh): add the warrant-kafka column, warrant with its Kafka audit sink")
 	flag.StringVar(&o.kafkaLog4j, "kafka-log4j", "", "the broker's log4j2 configuration (tests/kafka/log4j2.properties)")
+	probe := flag.Duration("stall-probe", 0, "only spin this long on the core taskset gave, and print the machine's stalls seen meanwhile as JSON (the bench runs it itself)")
+	probeCore := flag.Int("stall-probe-core", 0, "the core -stall-probe reports it ran on")
 	flag.Parse()
+	if *probe > 0 {
+		if err := runStallProbe(*probeCore, *probe); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	for _, c := range strings.Split(conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil || n < 1 {

@@ -168,5 +168,8 @@ func (r *report) printRatios(out io.Writer) {
 		fmt.Fprintf(out, "saturation on one core (h2load): warrant %.0f/s, opa %.0f/s (warrant/opa %.2f), floor %.0f/s\n",
 			sw, so, sw/so, capacityOf(r.results, nameFloor))
 		fmt.Fprintf(out, "warrant p99 at half of its own saturation (%.0f/s, open_loop): %.0f µs\n", rate, us(percentile(w.Latencies, 0.99)))
+		for _, s := range machineStalls {
+			fmt.Fprintf(out, "  the machine's own stalls beside it, %s\n", s.describe())
+		}
 	}
 }

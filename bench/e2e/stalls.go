@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The machine's own stalls. On a virtual machine the host can take a core away for
+// milliseconds at a time without the guest's scheduler seeing it (no other task runs, no
+// steal time is counted), and any latency measured on that core inherits those gaps. A
+// thread that spins alone on a core, reading the monotonic clock, sees each of them as a
+// jump between two readings; the bench runs one on each core, together and before the
+// open-loop capacity runs, so the p99 there can be read against what the machine itself
+// takes away.
+
+// stallGap is the shortest jump between two clock readings that counts as a stall: far
+// above the spin loop's own period (tens of nanoseconds) and a timer interrupt's cost.
+const stallGap = 200 * time.Microsecond
+
+// stalls is what one spinning thread saw.
+type stalls struct {
+	Core    int           `json:"core"`
+	Span    time.Duration `json:"span"`
+	Longest time.Duration `json:"longest"`
+	Over1ms int           `json:"over_1ms"`
+	Count   int           `json:"count"`
+	Lost    time.Duration `json:"lost"`
+}
+
+// spin reads the clock for d and adds up every gap of at least stallGap.
+func spin(core int, d time.Duration) stalls {
+	s := stalls{Core: core}
+	start := time.Now()
+	last := start
+	for {
+		now := time.Now()
+		if gap := now.Sub(last); gap >= stallGap {
+			s.Count++
+			s.Lost += gap
+			s.Longest = max(s.Longest, gap)
+			if gap > time.Millisecond {
+				s.Over1ms++
+			}
+		}
+		last = now
+		if now.Sub(start) >= d {
+			s.Span = now.Sub(start)
+			return s
+		}
+	}
+}
+
+// runStallProbe is the -stall-probe mode: spin on the core taskset gave this process and
+// print what was seen as JSON.
+func runStallProbe(core int, d time.Duration) error {
+	return json.NewEncoder(os.Stdout).Encode(spin(core, d))
+}
+
+// probeStalls runs this program's -stall-probe on each core at once (taskset -c) for d.
+func probeStalls(coreList []int, d time.Duration) ([]stalls, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]stalls, len(coreList))
+	errs := make([]error, len(coreList))
+	var wg sync.WaitGroup
+	for i, c := range coreList {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("taskset", "-c", strconv.Itoa(c), self,
+				"-stall-probe", d.String(), "-stall-probe-core", strconv.Itoa(c))
+			text, err := cmd.Output()
+			if err != nil {
+				errs[i] = fmt.Errorf("stall probe on core %d: %w", c, err)
+				return
+			}
+			errs[i] = json.Unmarshal(text, &out[i])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// describe is one core's stalls in a sentence.
+func (s stalls) describe() string {
+	perSecond := s.Lost.Seconds() / s.Span.Seconds() * 1e6
+	return fmt.Sprintf("core %d: longest %.0f µs, %d over 1 ms, %d over %.0f µs in %.1f s (%.0f µs lost a second)",
+		s.Core, us(s.Longest), s.Over1ms, s.Count, us(stallGap), s.Span.Seconds(), perSecond)
+}
+
+// machineStalls is what the probe saw before the open-loop capacity runs (for the report).
+var machineStalls []stalls

@@ -49,32 +49,15 @@ cat > review.json <<'EOF'
 {"kind":"SubjectAccessReview","apiVersion":"authorization.k8s.io/v1","spec":{"resourceAttributes":{"namespace":"shop","verb":"get","group":"apps","version":"v1","resource":"deployments","name":"web"},"user":"owner-ann","groups":["dev","system:authenticated"],"extra":{"scopes":["a","b"]},"uid":"42"},"status":{"allowed":false}}
 EOF
 
-# One KRaft node on loopback, as bench/e2e starts it.
+# One KRaft node on loopback, formatted and run by tests/kafka/broker.sh as the tests run theirs.
+export WARRANT_KAFKA_LIBS="$libs"
+broker_sh=$root/tests/kafka/broker.sh
 kport=$(free_port) cport=$(free_port)
-cat > server.properties <<EOF
-process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$cport
-controller.listener.names=CONTROLLER
-log.dirs=$work/kafka-data
-num.partitions=3
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-auto.create.topics.enable=false
-listeners=PLAINTEXT://127.0.0.1:$kport,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$kport
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT
-EOF
-jopts=(-XX:TieredStopAtLevel=1 "-Dlog4j2.configurationFile=$root/tests/kafka/log4j2.properties" -cp "$libs/*")
-java -Xmx256m "${jopts[@]}" kafka.tools.StorageTool format -t d2FycmFudC1vdXRhZ2UwMQ -c server.properties >/dev/null
+bash "$broker_sh" init "$work/kafka" "$kport" "$cport"
 broker=
 start_broker() {
   : > kafka.log
-  taskset -c 1 java -Xmx512m -XX:+UseSerialGC "${jopts[@]}" kafka.Kafka server.properties >> kafka.log 2>&1 &
+  taskset -c 1 bash "$broker_sh" run "$work/kafka" -XX:TieredStopAtLevel=1 >> kafka.log 2>&1 &
   broker=$!
   pids+=("$broker")
   for _ in $(seq 1 450); do
@@ -85,7 +68,7 @@ start_broker() {
 }
 start_broker
 topic=warrant-audit
-java -Xmx256m "${jopts[@]}" org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$kport" \
+bash "$broker_sh" tool org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$kport" \
   --create --topic "$topic" --partitions 3 --replication-factor 1 >/dev/null
 
 spool=(--audit-kafka-spool-dir spool)

@@ -115,7 +115,7 @@ if [ -z "${WARRANT_KAFKA_LIBS:-}" ] && [ "${BENCH_KAFKA:-}" = 1 ]; then
   WARRANT_KAFKA_LIBS=$(bash "$root/tests/kafka/install.sh")
 fi
 if [ -n "${WARRANT_KAFKA_LIBS:-}" ]; then
-  args+=(-kafka-libs "$WARRANT_KAFKA_LIBS" -kafka-log4j "$root/tests/kafka/log4j2.properties")
+  args+=(-kafka-libs "$WARRANT_KAFKA_LIBS" -kafka-broker "$root/tests/kafka/broker.sh")
 fi
 # The machine may be shared with builds: as root, run the benchmark (servers included) at a higher
 # priority so they disturb it less. The load averages printed before and after tell how busy it was.

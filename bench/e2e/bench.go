@@ -68,6 +68,12 @@ func run(o options) error {
 		}
 	}
 	klog.SetOutput(clientLog)
+	// Before any server starts: what the machine itself takes from each core.
+	if machineStalls, err = probeStalls([]int{cores.server, cores.client}, o.openDur); err != nil {
+		return err
+	}
+	fmt.Printf("machine stalls (a thread spinning alone on each core, before any server starts): %s; %s\n",
+		machineStalls[0].describe(), machineStalls[1].describe())
 	p, err := newPKI(o.dir)
 	if err != nil {
 		return err

@@ -182,13 +182,6 @@ func capacity(o options, bin, body, ca string, targets []capacityTarget, results
 			}
 		}
 	}
-	probed, err := probeStalls([]int{cores.server, cores.client}, o.openDur)
-	if err != nil {
-		return err
-	}
-	machineStalls = probed
-	fmt.Printf("machine stalls (a thread spinning alone on each core, nothing else running): %s; %s\n",
-		probed[0].describe(), probed[1].describe())
 	for r := 0; r < o.rounds; r++ {
 		for _, t := range targets {
 			// open_loop sends at half of the target's own saturation on one HTTP/2 connection,

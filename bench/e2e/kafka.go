@@ -1,9 +1,9 @@
 package main
 
 // The Kafka broker behind the warrant-kafka column: Apache Kafka in KRaft mode from the jars
-// tests/kafka/install.sh fetches, run with the machine's Java on the generator's core (so that
-// it takes nothing from the server core whose CPU is measured), on loopback, stopped with the
-// servers. warrant-kafka is warrant with its Kafka audit sink on and no audit file, so its column
+// tests/kafka/install.sh fetches, formatted and run by tests/kafka/broker.sh (as the tests run
+// theirs) on the generator's core (so that it takes nothing from the server core whose CPU is
+// measured), on loopback, stopped with the servers. warrant-kafka is warrant with its Kafka audit sink on and no audit file, so its column
 // against warrant's is the sink's cost per review.
 
 import (
@@ -21,9 +21,8 @@ import (
 )
 
 const (
-	nameKafka      = "warrant-kafka"
-	kafkaTopic     = "warrant-audit"
-	kafkaClusterID = "d2FycmFudC1iZW5jaDAx"
+	nameKafka  = "warrant-kafka"
+	kafkaTopic = "warrant-audit"
 )
 
 // startKafka formats a log directory, starts the broker, waits (90 s at most) until it has
@@ -41,40 +40,21 @@ func startKafka(o options) (*server, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	props := filepath.Join(dir, "server.properties")
-	text := fmt.Sprintf(`process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:%[2]d
-controller.listener.names=CONTROLLER
-log.dirs=%[3]s
-num.partitions=3
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-auto.create.topics.enable=false
-listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d
-advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT
-`, port, controller, filepath.Join(dir, "data"))
-	if err := os.WriteFile(props, []byte(text), 0o600); err != nil {
+	// The script reads the jars' directory from the environment, as in the tests.
+	if err := os.Setenv("WARRANT_KAFKA_LIBS", o.kafkaLibs); err != nil {
 		return nil, "", err
 	}
-	log4j := "-Dlog4j2.configurationFile=" + o.kafkaLog4j
-	java := func(args ...string) error {
-		cmd := exec.Command("java", append([]string{"-Xmx256m", "-XX:TieredStopAtLevel=1", log4j, "-cp", o.kafkaLibs + "/*"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%v: %w\n%s", args[:2], err, out)
+	script := func(args ...string) error {
+		if out, err := exec.Command("bash", append([]string{o.kafkaBroker}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s %v: %w\n%s", o.kafkaBroker, args[:2], err, out)
 		}
 		return nil
 	}
-	if err := java("kafka.tools.StorageTool", "format", "-t", kafkaClusterID, "-c", props); err != nil {
+	if err := script("init", dir, strconv.Itoa(port), strconv.Itoa(controller)); err != nil {
 		return nil, "", err
 	}
-	broker, err := start(o.dir, "kafka", strconv.Itoa(o.clientCore), "java", "-Xmx512m", "-XX:+UseSerialGC",
-		log4j, "-cp", o.kafkaLibs+"/*", "kafka.Kafka", props)
+	// Full JIT (no TieredStopAtLevel), as a broker that runs for minutes under load is run.
+	broker, err := start(o.dir, "kafka", strconv.Itoa(o.clientCore), "bash", o.kafkaBroker, "run", dir)
 	if err != nil {
 		return nil, "", err
 	}
@@ -90,7 +70,7 @@ inter.broker.listener.name=PLAINTEXT
 		time.Sleep(200 * time.Millisecond)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	if err := java("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", addr, "--create",
+	if err := script("tool", "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", addr, "--create",
 		"--topic", kafkaTopic, "--partitions", "3", "--replication-factor", "1"); err != nil {
 		return broker, "", err
 	}

@@ -26,7 +26,7 @@ type options struct {
 	concurrencies                                        []int
 	generated                                            int
 	results                                              string
-	kafkaLibs, kafkaLog4j                                string
+	kafkaLibs, kafkaBroker                               string
 }
 
 func main() {
@@ -51,7 +51,7 @@ func main() {
 	flag.IntVar(&o.generated, "generated", 600, "generated reviews in the equivalence check (besides the hand-made ones)")
 	flag.StringVar(&o.results, "results", "", "also write the pooled results as JSON here")
 	flag.StringVar(&o.kafkaLibs, "kafka-libs", "", "Apache Kafka's jars (tests/kafka/install.sh): add the warrant-kafka column, warrant with its Kafka audit sink")
-	flag.StringVar(&o.kafkaLog4j, "kafka-log4j", "", "the broker's log4j2 configuration (tests/kafka/log4j2.properties)")
+	flag.StringVar(&o.kafkaBroker, "kafka-broker", "", "the script that formats and runs the broker (tests/kafka/broker.sh)")
 	probe := flag.Duration("stall-probe", 0, "only spin this long on the core taskset gave, and print the machine's stalls seen meanwhile as JSON (the bench runs it itself)")
 	probeCore := flag.Int("stall-probe-core", 0, "the core -stall-probe reports it ran on")
 	flag.Parse()
@@ -78,6 +78,10 @@ func main() {
 	}
 	if o.warrantBin == "" || o.opaBin == "" || o.floorBin == "" || o.openLoopBin == "" || o.policy == "" || o.rego == "" || o.template == "" || o.dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: e2e -warrant BIN -opa BIN -floor BIN -open-loop BIN -policy YAML -rego REGO -authorization-config YAML -dir DIR [flags]")
+		os.Exit(2)
+	}
+	if o.kafkaLibs != "" && o.kafkaBroker == "" {
+		fmt.Fprintln(os.Stderr, "-kafka-libs needs -kafka-broker (tests/kafka/broker.sh)")
 		os.Exit(2)
 	}
 	stopOnSignal()

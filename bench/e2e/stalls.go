@@ -14,9 +14,9 @@ import (
 // milliseconds at a time without the guest's scheduler seeing it (no other task runs, no
 // steal time is counted), and any latency measured on that core inherits those gaps. A
 // thread that spins alone on a core, reading the monotonic clock, sees each of them as a
-// jump between two readings; the bench runs one on each core, together and before the
-// open-loop capacity runs, so the p99 there can be read against what the machine itself
-// takes away.
+// jump between two readings; the bench runs one on each core, together and before it starts
+// any server (which, idle, would still take the core now and then), so the p99 of the
+// open-loop runs can be read against what the machine itself takes away.
 
 // stallGap is the shortest jump between two clock readings that counts as a stall: far
 // above the spin loop's own period (tens of nanoseconds) and a timer interrupt's cost.
@@ -100,5 +100,5 @@ func (s stalls) describe() string {
 		s.Core, us(s.Longest), s.Over1ms, s.Count, us(stallGap), s.Span.Seconds(), perSecond)
 }
 
-// machineStalls is what the probe saw before the open-loop capacity runs (for the report).
+// machineStalls is what the probe saw before the servers started (for the report).
 var machineStalls []stalls

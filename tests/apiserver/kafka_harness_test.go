@@ -1,7 +1,7 @@
 package apiserver
 
-// A real Apache Kafka broker for the tier, as tests/it/kafka/broker.rs starts one for the Kafka
-// sink's own tests: one KRaft node (broker and controller) on loopback ports, the jars
+// A real Apache Kafka broker for the tier, started by tests/kafka/broker.sh as the Kafka sink's
+// own tests start theirs: one KRaft node (broker and controller) on loopback ports, the jars
 // tests/kafka/install.sh installed (WARRANT_KAFKA_LIBS, which tests/apiserver/run.sh and .ci/run
 // set), its data in the tier's directory, killed when the test ends. Topics are created and
 // read with Kafka's own tools from the same jars (TopicCommand, ConsoleConsumer): a real
@@ -20,14 +20,14 @@ import (
 	"time"
 )
 
-// kafkaClusterID is a cluster id in Kafka's format (a base64 UUID); each broker has its own data.
-const kafkaClusterID = "MkU3OEVBNTcwNTJENDM2Qk"
-
 // kafkaBroker is one running broker.
 type kafkaBroker struct {
-	libs, addr string
-	proc       *proc
+	addr string
+	proc *proc
 }
+
+// brokerScript is tests/kafka/broker.sh, which formats, runs and drives the broker.
+var brokerScript = filepath.Join(repoRoot, "tests", "kafka", "broker.sh")
 
 // kafkaLibs is the directory of the broker's jars, or a skip when the tier was not given it.
 func kafkaLibs(t *testing.T) string {
@@ -39,12 +39,11 @@ func kafkaLibs(t *testing.T) string {
 	return libs
 }
 
-// java runs one of Kafka's command-line classes to completion (at most d).
-func (k *kafkaBroker) java(t *testing.T, d time.Duration, class string, args ...string) string {
+// brokerSh runs tests/kafka/broker.sh to completion (at most d): `init` or one of Kafka's
+// command-line classes (`tool`).
+func brokerSh(t *testing.T, d time.Duration, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("java", append([]string{"-Xmx256m", "-XX:TieredStopAtLevel=1",
-		"-Dlog4j2.configurationFile=" + filepath.Join(repoRoot, "tests", "kafka", "log4j2.properties"),
-		"-cp", k.libs + "/*", class}, args...)...)
+	cmd := exec.Command("bash", append([]string{brokerScript}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	done := make(chan struct{})
 	timer := time.AfterFunc(d, func() {
@@ -60,7 +59,7 @@ func (k *kafkaBroker) java(t *testing.T, d time.Duration, class string, args ...
 	out, err := cmd.CombinedOutput()
 	close(done)
 	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", class, args, err, out)
+		t.Fatalf("tests/kafka/broker.sh %v: %v\n%s", args, err, out)
 	}
 	return string(out)
 }
@@ -69,40 +68,16 @@ func (k *kafkaBroker) java(t *testing.T, d time.Duration, class string, args ...
 // has started; the test's cleanup kills it.
 func startKafka(t *testing.T) *kafkaBroker {
 	t.Helper()
-	libs := kafkaLibs(t)
+	kafkaLibs(t) // skips the test when the tier was not given the jars
 	dir, err := os.MkdirTemp(E.dir, "kafka-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port, _ := freePort()
 	controller, _ := freePort()
-	props := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(props, []byte(fmt.Sprintf(`process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:%[2]d
-controller.listener.names=CONTROLLER
-log.dirs=%[3]s
-num.partitions=3
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=false
-listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d
-advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT
-`, port, controller, filepath.Join(dir, "data"))), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	k := &kafkaBroker{libs: libs, addr: fmt.Sprintf("127.0.0.1:%d", port)}
-	k.java(t, 60*time.Second, "kafka.tools.StorageTool", "format", "-t", kafkaClusterID, "-c", props)
-	k.proc, err = startProc(dir, "kafka", "java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dlog4j2.configurationFile="+filepath.Join(repoRoot, "tests", "kafka", "log4j2.properties"),
-		"-cp", libs+"/*", "kafka.Kafka", props)
+	brokerSh(t, 60*time.Second, "init", dir, fmt.Sprint(port), fmt.Sprint(controller))
+	k := &kafkaBroker{addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	k.proc, err = startProc(dir, "kafka", "bash", brokerScript, "run", dir, "-XX:TieredStopAtLevel=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +98,7 @@ inter.broker.listener.name=PLAINTEXT
 // createTopic creates topic with the given partitions.
 func (k *kafkaBroker) createTopic(t *testing.T, topic string, partitions int) {
 	t.Helper()
-	k.java(t, 60*time.Second, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", k.addr,
+	brokerSh(t, 60*time.Second, "tool", "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", k.addr,
 		"--create", "--topic", topic, "--partitions", fmt.Sprint(partitions), "--replication-factor", "1")
 }
 
@@ -150,9 +125,7 @@ func (k *kafkaBroker) consume(t *testing.T, topic string) *kafkaConsumer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("java", "-Xmx256m", "-XX:TieredStopAtLevel=1",
-		"-Dlog4j2.configurationFile="+filepath.Join(repoRoot, "tests", "kafka", "log4j2.properties"),
-		"-cp", k.libs+"/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+	cmd := exec.Command("bash", brokerScript, "tool", "org.apache.kafka.tools.consumer.ConsoleConsumer",
 		"--bootstrap-server", k.addr, "--topic", topic, "--from-beginning",
 		"--group", "warrant-tier-"+fmt.Sprint(time.Now().UnixNano()),
 		"--formatter-property", "print.partition=true", "--formatter-property", "print.key=true",

@@ -1,33 +1,15 @@
 //! A real Apache Kafka broker for the Kafka sink's tests: one KRaft node (broker and
-//! controller) on loopback ports, its jars installed by `tests/kafka/install.sh` (from
-//! `$WARRANT_KAFKA_LIBS` when `.ci/run` already ran it), its log directory in a temporary
-//! directory, started by the test, killed (SIGKILL) and restarted on the same data and
-//! ports, and killed when dropped.
+//! controller) on loopback ports, started by `tests/kafka/broker.sh` (the jars of
+//! `tests/kafka/install.sh`, from `$WARRANT_KAFKA_LIBS` when `.ci/run` already ran it), its data
+//! in a temporary directory, killed (SIGKILL) and restarted on the same data and ports, and
+//! killed when dropped.
 
 use crate::support::repo;
 use rskafka::client::partition::{OffsetAt, UnknownTopicHandling};
 use rskafka::client::{Client, ClientBuilder};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use warrant::telemetry::audit::kafka::{KafkaCompression, KafkaProducer, KafkaSettings};
-
-/// A cluster id in Kafka's format (a base64 UUID), fixed: each broker has its own data.
-const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qk";
-
-/// The directory of the broker's jars.
-pub fn libs() -> PathBuf {
-    if let Ok(dir) = std::env::var("WARRANT_KAFKA_LIBS") {
-        return PathBuf::from(dir);
-    }
-    let out = Command::new("bash")
-        .arg(repo("tests/kafka/install.sh"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run tests/kafka/install.sh (needs Java and Maven)");
-    assert!(out.status.success(), "tests/kafka/install.sh failed");
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -37,66 +19,44 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// `tests/kafka/broker.sh` with `args`.
+fn broker_sh(args: &[&str]) -> Command {
+    let mut c = Command::new("bash");
+    c.arg(repo("tests/kafka/broker.sh")).args(args);
+    c
+}
+
 /// A running (or killed) broker.
 pub struct Broker {
     pub port: u16,
     dir: tempfile::TempDir,
-    libs: PathBuf,
     child: Option<Child>,
 }
 
 impl Broker {
-    /// Formats a fresh log directory and starts the broker; `extra` lines are appended to
-    /// its configuration (listeners with SASL, for instance).
-    pub async fn start(extra: &str) -> Self {
-        let libs = libs();
+    /// Formats a fresh data directory and starts the broker; `listeners`, when not empty,
+    /// replaces the plaintext listener lines of its configuration (a SASL listener, for
+    /// instance), with `{port}` and `{controller}` standing for the two ports.
+    pub async fn start(listeners: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let (port, controller) = (free_port(), free_port());
-        let data = dir.path().join("data");
-        let props = format!(
-            "process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:{controller}
-controller.listener.names=CONTROLLER
-log.dirs={}
-num.partitions=3
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=false
-{}
-",
-            data.display(),
-            if extra.is_empty() {
-                format!(
-                    "listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}
-advertised.listeners=PLAINTEXT://127.0.0.1:{port}
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT"
-                )
-            } else {
-                extra
-                    .replace("{port}", &port.to_string())
-                    .replace("{controller}", &controller.to_string())
-            }
-        );
-        std::fs::write(dir.path().join("server.properties"), props).unwrap();
-        let status = Command::new("java")
-            .args(["-Xmx256m", "-cp"])
-            .arg(format!("{}/*", libs.display()))
-            .args(["kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c"])
-            .arg(dir.path().join("server.properties"))
+        let (port_text, controller_text) = (port.to_string(), controller.to_string());
+        let listeners = listeners
+            .replace("{port}", &port_text)
+            .replace("{controller}", &controller_text);
+        let dir_text = dir.path().display().to_string();
+        let mut init = vec!["init", &dir_text, &port_text, &controller_text];
+        if !listeners.is_empty() {
+            init.push(&listeners);
+        }
+        let status = broker_sh(&init)
             .stdout(Stdio::null())
             .status()
             .unwrap();
-        assert!(status.success(), "kafka-storage format failed");
+        assert!(status.success(), "tests/kafka/broker.sh init failed");
         let mut b = Self {
             port,
             dir,
-            libs,
             child: None,
         };
         b.restart().await;
@@ -136,16 +96,8 @@ inter.broker.listener.name=PLAINTEXT"
             .open(self.dir.path().join("broker.log"))
             .unwrap();
         let started_before = self.log().matches("Kafka Server started").count();
-        let child = Command::new("java")
-            .args(["-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
-            .arg(format!(
-                "-Dlog4j2.configurationFile={}",
-                repo("tests/kafka/log4j2.properties")
-            ))
-            .arg("-cp")
-            .arg(format!("{}/*", self.libs.display()))
-            .arg("kafka.Kafka")
-            .arg(self.dir.path().join("server.properties"))
+        let dir = self.dir.path().display().to_string();
+        let child = broker_sh(&["run", &dir, "-XX:TieredStopAtLevel=1"])
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()

@@ -8,8 +8,9 @@
 //! meanwhile together. Requests are futures polled by the pacer's own task, not tasks of their
 //! own, and HTTP/2 goes straight through the `h2` crate (hyper's client would add a dispatch
 //! channel and a task per stream): the generator's cost per request is what limits how fast
-//! it can offer a steady rate, so it is kept near the protocol's own. `bench/run.sh` builds it (`cargo build --release --example open_loop`)
-//! and drives it for the p50/p99 at half of each server's own saturation.
+//! it can offer a steady rate, so it is kept near the protocol's own. `bench/run.sh` builds
+//! it (`cargo build --release --example open_loop`) and drives it for the p50/p99 at half of
+//! each server's own saturation.
 //!
 //!     open_loop --url https://127.0.0.1:8443/authorize --body review.json --ca ca.crt \
 //!               --rate 36000 --duration 5s [--connections 1] [--token T] \
@@ -243,16 +244,17 @@ impl Tally {
 }
 
 impl Plan {
-    /// The request's head: HTTP/2 takes the authority from the URL (`:authority`); HTTP/1.1
-    /// wants the path in the request line and a Host header, which hyper's connection-level
-    /// client leaves to us.
+    /// The request's head: HTTP/2 takes the authority from the URL (`:authority`), and the
+    /// body's length is stated here, as kube-apiserver's client states it (the h2 crate adds
+    /// no header; hyper's HTTP/1.1 client adds it from the body); HTTP/1.1 wants the path in
+    /// the request line and a Host header, which hyper's connection-level client leaves to us.
     fn head(&self) -> Result<Request<()>, Failure> {
         let builder = match (&self.connections, self.url.authority()) {
             (Connections::Http1 { .. }, Some(authority)) => {
                 let path = self.url.path_and_query().map_or("/", |p| p.as_str());
                 Request::post(path).header(header::HOST, authority.as_str())
             }
-            _ => Request::post(self.url.clone()),
+            _ => Request::post(self.url.clone()).header(header::CONTENT_LENGTH, self.body.len()),
         };
         let mut builder = builder
             .header(header::CONTENT_TYPE, "application/json")
@@ -269,9 +271,9 @@ impl Plan {
         let head = self.head()?;
         match &self.connections {
             Connections::Http2(senders) => {
-                // A fresh handle is ready at once unless the server's stream limit is
-                // reached; then it waits for a stream to end.
-                let mut sender = senders[n % senders.len()].clone().ready().await?;
+                // Streams past the server's limit on concurrent streams wait in h2's queue
+                // until one ends (their latency, timed from the due instant, includes it).
+                let mut sender = senders[n % senders.len()].clone();
                 let (response, mut stream) = sender.send_request(head, false)?;
                 stream.send_data(self.body.clone(), true)?;
                 let response = response.await?;

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/apiserver/pkg/util/webhook"
@@ -72,8 +73,12 @@ func run(o options) error {
 	if machineStalls, err = probeStalls([]int{cores.server, cores.client}, o.openDur); err != nil {
 		return err
 	}
-	fmt.Printf("machine stalls (a thread spinning alone on each core, before any server starts): %s; %s\n",
-		machineStalls[0].describe(), machineStalls[1].describe())
+	seen := make([]string, len(machineStalls))
+	for i, s := range machineStalls {
+		seen[i] = s.describe()
+	}
+	fmt.Printf("machine stalls (a thread spinning alone on each core, before any server starts): %s\n",
+		strings.Join(seen, "; "))
 	p, err := newPKI(o.dir)
 	if err != nil {
 		return err

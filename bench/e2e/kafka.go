@@ -3,8 +3,9 @@ package main
 // The Kafka broker behind the warrant-kafka column: Apache Kafka in KRaft mode from the jars
 // tests/kafka/install.sh fetches, formatted and run by tests/kafka/broker.sh (as the tests run
 // theirs) on the generator's core (so that it takes nothing from the server core whose CPU is
-// measured), on loopback, stopped with the servers. warrant-kafka is warrant with its Kafka audit sink on and no audit file, so its column
-// against warrant's is the sink's cost per review.
+// measured), on loopback, stopped with the servers. warrant-kafka is warrant with its Kafka
+// audit sink on and no audit file, so its column against warrant's is the sink's cost per
+// review.
 
 import (
 	"crypto/tls"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -61,11 +62,19 @@ func runStallProbe(core int, d time.Duration) error {
 	return json.NewEncoder(os.Stdout).Encode(spin(core, d))
 }
 
-// probeStalls runs this program's -stall-probe on each core at once (taskset -c) for d.
-func probeStalls(coreList []int, d time.Duration) ([]stalls, error) {
+// probeStalls runs this program's -stall-probe on each core at once (taskset -c) for d; a core
+// named twice is probed once (two spinning threads on one core would count each other's time
+// slices as stalls).
+func probeStalls(cores []int, d time.Duration) ([]stalls, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
+	}
+	var coreList []int
+	for _, c := range cores {
+		if !slices.Contains(coreList, c) {
+			coreList = append(coreList, c)
+		}
 	}
 	out := make([]stalls, len(coreList))
 	errs := make([]error, len(coreList))
@@ -78,10 +87,16 @@ func probeStalls(coreList []int, d time.Duration) ([]stalls, error) {
 				"-stall-probe", d.String(), "-stall-probe-core", strconv.Itoa(c))
 			text, err := cmd.Output()
 			if err != nil {
-				errs[i] = fmt.Errorf("stall probe on core %d: %w", c, err)
+				var stderr []byte
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = ee.Stderr
+				}
+				errs[i] = fmt.Errorf("stall probe on core %d: %w\n%s", c, err, stderr)
 				return
 			}
-			errs[i] = json.Unmarshal(text, &out[i])
+			if err := json.Unmarshal(text, &out[i]); err != nil {
+				errs[i] = fmt.Errorf("stall probe on core %d printed %q: %w", c, text, err)
+			}
 		}()
 	}
 	wg.Wait()
@@ -96,7 +111,8 @@ func probeStalls(coreList []int, d time.Duration) ([]stalls, error) {
 // describe is one core's stalls in a sentence.
 func (s stalls) describe() string {
 	perSecond := s.Lost.Seconds() / s.Span.Seconds() * 1e6
-	return fmt.Sprintf("core %d: longest %.0f µs, %d over 1 ms, %d over %.0f µs in %.1f s (%.0f µs lost a second)",
+	return fmt.Sprintf("core %d: longest %.0f µs, %d over 1 ms, %d over %.0f µs in %.1f s "+
+		"(%.0f µs lost a second)",
 		s.Core, us(s.Longest), s.Over1ms, s.Count, us(stallGap), s.Span.Seconds(), perSecond)
 }
 

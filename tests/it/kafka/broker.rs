@@ -49,10 +49,7 @@ impl Broker {
         if !listeners.is_empty() {
             init.push(&listeners);
         }
-        let status = broker_sh(&init)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
+        let status = broker_sh(&init).stdout(Stdio::null()).status().unwrap();
         assert!(status.success(), "tests/kafka/broker.sh init failed");
         let mut b = Self {
             port,

@@ -287,10 +287,10 @@ async fn spooled_records_are_sent_after_a_restart_in_order() {
     for n in 0..500 {
         sink.offer(record(n));
     }
-    // The gauges are set after each move onto the spool, so they may lag the queue: wait
-    // for the queue to empty, then for the gauges to show all 500 records on disk.
-    until("the queue moved onto the spool", || {
-        sink.shared.queue.is_empty()
+    // The gauges are set after each move onto the spool, so they may lag it: wait for the
+    // spool to hold all 500 records, then for the gauges to show them and their bytes.
+    until("500 records on the spool", || {
+        sink.shared.spool().map_or(0, |s| s.records()) == 500
     })
     .await;
     until("500 records and their bytes in the gauges", || {

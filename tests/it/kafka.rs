@@ -162,6 +162,19 @@ fn file_records(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The audit file's records once it holds at least `n` (the file writer flushes on its own
+/// cadence, after the reviews were answered), or as they are after `within`.
+async fn file_records_at_least(dir: &Path, n: u64, within: Duration) -> Vec<Value> {
+    let deadline = Instant::now() + within;
+    loop {
+        let records = file_records(dir);
+        if records.len() as u64 >= n || Instant::now() >= deadline {
+            return records;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Every message of the topic: (partition, key, record).
 async fn topic_records(broker: &Broker) -> Vec<(i32, String, Value)> {
     let mut out = Vec::new();
@@ -327,7 +340,7 @@ async fn a_broker_killed_for_20_seconds_under_load_loses_no_record() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     load.0.store(true, std::sync::atomic::Ordering::Relaxed);
     let sent = load.1.await.unwrap();
-    let file = file_records(dir.path());
+    let file = file_records_at_least(dir.path(), sent, Duration::from_secs(10)).await;
     assert_eq!(file.len() as u64, sent);
     let topic = until_in_topic(&broker, &ids(&file), Duration::from_secs(60)).await;
     let twice = topic.len() - ids(&file).len();

@@ -140,7 +140,9 @@ async fn silent_and_slowloris_connections_do_not_delay_a_new_authenticated_one()
          slowest {slowest:?}"
     );
     assert_eq!(served, 3);
-    assert!(slowest < Duration::from_millis(500), "slowest {slowest:?}");
+    // Far below the 10 s a starved caller would wait out (the hostile connections' handshake
+    // timeout), with room for a debug build on a busy machine.
+    assert!(slowest < Duration::from_secs(2), "slowest {slowest:?}");
     for t in trickling {
         t.abort();
     }

@@ -322,7 +322,7 @@ async fn rejected_pending_expired_and_unknown_tickets_are_refused_with_their_cod
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_are_kept_for_their_own_ttls_and_failures_never() {
     let s = setup(
-        "          approvedTTL: 1h\n          unapprovedTTL: 400ms\n",
+        "          approvedTTL: 1h\n          unapprovedTTL: 3s\n",
         None,
     )
     .await;
@@ -335,7 +335,7 @@ async fn answers_are_kept_for_their_own_ttls_and_failures_never() {
     let (st, calls) = ask_with(&s, &delete("production", "CHG-1"), approved.clone()).await;
     refused(&st, "is Pending");
     assert_eq!(calls, 0, "a Pending answer is kept for unapprovedTTL");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::sleep(Duration::from_millis(3100)).await;
     let (st, calls) = ask_with(&s, &delete("production", "CHG-1"), approved).await;
     allowed(&st);
     assert_eq!(calls, 1, "after unapprovedTTL the system is asked again");

@@ -58,7 +58,7 @@ impl Exporter {
     pub async fn start(rates: BTreeMap<(&'static str, &'static str), f64>) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let started = Instant::now();
+        let started = epoch_ms();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
@@ -67,7 +67,7 @@ impl Exporter {
                 let rates = rates.clone();
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |_req| {
-                        let body = exposition(&rates, started.elapsed());
+                        let body = exposition(&rates, started, epoch_ms());
                         async move {
                             Ok::<_, Infallible>(
                                 hyper::Response::builder()
@@ -94,15 +94,27 @@ impl Drop for Exporter {
     }
 }
 
-/// The counters `elapsed` after the start, in the text exposition format.
-fn exposition(rates: &BTreeMap<(&str, &str), f64>, elapsed: Duration) -> String {
+/// Milliseconds since the Unix epoch.
+fn epoch_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    i64::try_from(since.as_millis()).unwrap()
+}
+
+/// The counters at `now_ms` (started at `started_ms`), in the text exposition format, each
+/// with that instant as its timestamp: Prometheus then divides by the time between the
+/// counters' own instants, not between the scrapes' starts, so a slow answer from this
+/// (busy) test process cannot bend the rate.
+fn exposition(rates: &BTreeMap<(&str, &str), f64>, started_ms: i64, now_ms: i64) -> String {
     let mut out = String::from(
         "# HELP http_requests_total Requests served.\n# TYPE http_requests_total counter\n",
     );
+    let elapsed = (now_ms - started_ms) as f64 / 1000.0;
     for ((namespace, service), rate) in rates {
-        let value = 1_000_000.0 + rate * elapsed.as_secs_f64();
+        let value = 1_000_000.0 + rate * elapsed;
         out.push_str(&format!(
-            "http_requests_total{{namespace=\"{namespace}\",service=\"{service}\"}} {value}\n"
+            "http_requests_total{{namespace=\"{namespace}\",service=\"{service}\"}} {value} {now_ms}\n"
         ));
     }
     out

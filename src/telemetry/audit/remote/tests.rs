@@ -406,7 +406,7 @@ async fn the_oldest_unsent_age_grows_during_an_outage() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn records_trickling_in_linger_into_one_batch_and_without_linger_go_one_by_one() {
+async fn records_trickling_in_linger_into_one_batch_and_without_linger_go_out_as_they_come() {
     // 10 records, one every 10 ms: a 2 s linger gathers them all into the first batch (with
     // room for a busy machine's delays); without one the sender takes them as they come, in
     // several batches. The default is Kafka's 5 ms.

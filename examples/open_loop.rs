@@ -310,7 +310,7 @@ impl Plan {
     }
 
     /// One request due at `due`, given up at `cutoff`; its latency runs from `due`.
-    async fn one(self: Arc<Self>, n: usize, due: Instant, cutoff: Instant) {
+    async fn one(&self, n: usize, due: Instant, cutoff: Instant) {
         let outcome = tokio::time::timeout_at(cutoff, self.exchange(n)).await;
         let waited = Instant::now().saturating_duration_since(due);
         let micros = u32::try_from(waited.as_micros()).unwrap_or(u32::MAX);
@@ -407,7 +407,7 @@ struct Pacing {
 /// Sends `total` requests, the i-th due at `start + i / rate`, and polls them until each has
 /// ended (answered, failed or given up at the cut-off).
 async fn pace(
-    plan: &Arc<Plan>,
+    plan: &Plan,
     rate: f64,
     total: u64,
     tick: Duration,
@@ -430,7 +430,7 @@ async fn pace(
             pacing.max_lag = pacing.max_lag.max(lag);
             pacing.late_sends += u64::from(lag > LATE);
             let n = usize::try_from(pacing.sent).unwrap_or(0);
-            running.push(plan.clone().one(n, at, cutoff));
+            running.push(plan.one(n, at, cutoff));
             pacing.sent += 1;
         }
         if pacing.sent >= total {
@@ -467,13 +467,13 @@ async fn run(args: Args) -> Result<serde_json::Value, Failure> {
         Some(t) => Some(header::HeaderValue::try_from(format!("Bearer {t}"))?),
         None => None,
     };
-    let plan = Arc::new(Plan {
+    let plan = Plan {
         url: args.url.clone(),
         body: args.body.clone(),
         authorization,
         connections: connect(&args).await?,
         tally: Mutex::new(Tally::default()),
-    });
+    };
     let total = (args.rate * args.duration.as_secs_f64()).round() as u64;
     let start = Instant::now();
     let sends_end = start + args.duration;

@@ -9,6 +9,9 @@
     reason = "a benchmark's setup fails by panicking"
 )]
 
+#[path = "support/allocator.rs"]
+mod allocator;
+
 #[path = "support/reference.rs"]
 mod reference;
 

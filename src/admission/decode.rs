@@ -10,7 +10,6 @@ use crate::object::Subject;
 use crate::review::{object_only, refuse_array};
 use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::Deserialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// The only `apiVersion` served (`admissionReviewVersions: [v1]` in the shipped configuration).
@@ -42,7 +41,9 @@ struct Envelope<'a> {
     request: Option<&'a RawValue>,
 }
 
-/// `request` as sent; every field optional here, checked by [`checked`].
+/// `request` as sent; every field optional here, checked by [`checked`]. The fields nothing
+/// reads (`requestKind`, `requestResource`, `requestSubResource`, `options`) are skipped
+/// unparsed, as unknown fields are: decoding them was a twentieth of a decision.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WireRequest {
@@ -54,12 +55,6 @@ struct WireRequest {
     resource: Option<GroupVersionResource>,
     #[serde(default)]
     sub_resource: Option<String>,
-    #[serde(default, deserialize_with = "object_only")]
-    request_kind: Option<GroupVersionKind>,
-    #[serde(default, deserialize_with = "object_only")]
-    request_resource: Option<GroupVersionResource>,
-    #[serde(default)]
-    request_sub_resource: Option<String>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -74,8 +69,6 @@ struct WireRequest {
     old_object: Option<Box<RawValue>>,
     #[serde(default)]
     dry_run: Option<bool>,
-    #[serde(default)]
-    options: Option<Value>,
 }
 
 /// Decodes one admission request from a JSON body.
@@ -150,9 +143,6 @@ fn checked(wire: WireRequest) -> Result<AdmissionRequest, AdmissionError> {
         kind,
         resource,
         sub_resource: wire.sub_resource.unwrap_or_default(),
-        request_kind: wire.request_kind,
-        request_resource: wire.request_resource,
-        request_sub_resource: wire.request_sub_resource.unwrap_or_default(),
         name: wire.name.unwrap_or_default(),
         namespace: wire.namespace.unwrap_or_default(),
         operation,
@@ -160,7 +150,6 @@ fn checked(wire: WireRequest) -> Result<AdmissionRequest, AdmissionError> {
         object,
         old_object,
         dry_run: wire.dry_run.unwrap_or(false),
-        options: wire.options,
     })
 }
 

@@ -1,5 +1,6 @@
 //! One decoded `AdmissionRequest`, with the fields warrant reads, spelled as
-//! `k8s.io/api/admission/v1/types.go` spells them.
+//! `k8s.io/api/admission/v1/types.go` spells them (not `requestKind`, `requestResource`,
+//! `requestSubResource` or `options`, which no rule reads).
 
 use crate::object::Subject;
 use k8s_openapi::api::authentication::v1::UserInfo;
@@ -88,12 +89,6 @@ pub struct AdmissionRequest {
     pub resource: GroupVersionResource,
     /// The subresource (`""` for the object itself).
     pub(crate) sub_resource: String,
-    /// The kind of the original request, when the API server sends it.
-    pub(crate) request_kind: Option<GroupVersionKind>,
-    /// The resource of the original request, when the API server sends it.
-    pub(crate) request_resource: Option<GroupVersionResource>,
-    /// The subresource of the original request.
-    pub(crate) request_sub_resource: String,
     /// The object's name (`""` on a CREATE with `generateName`).
     pub name: String,
     /// The namespace (for a Namespace, kube-apiserver sends its own name).
@@ -108,6 +103,4 @@ pub struct AdmissionRequest {
     pub(crate) old_object: Option<Subject>,
     /// Whether nothing will be persisted.
     pub dry_run: bool,
-    /// The operation's options (`DeleteOptions`, `UpdateOptions`, ...), as sent.
-    pub options: Option<serde_json::Value>,
 }

@@ -74,7 +74,6 @@ fn a_delete_as_kube_apiserver_sends_it() {
         (r.resource.group.as_str(), r.resource.resource.as_str()),
         ("apps", "deployments")
     );
-    assert_eq!(r.request_resource.as_ref().unwrap().version, "v1");
     assert_eq!((r.name.as_str(), r.namespace.as_str()), ("web", "shop"));
     assert_eq!(r.user_info.username.as_deref(), Some("jane"));
     assert_eq!(r.object, None);
@@ -83,10 +82,6 @@ fn a_delete_as_kube_apiserver_sends_it() {
         Some("critical")
     );
     assert!(!r.dry_run);
-    assert_eq!(
-        r.options.as_ref().unwrap()["propagationPolicy"],
-        "Background"
-    );
 }
 
 #[test]

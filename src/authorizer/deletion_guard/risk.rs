@@ -24,7 +24,6 @@ use crate::config::model::guard::{GuardSpec, Level, RiskWeights, Thresholds};
 use crate::config::model::pattern;
 use crate::object::Dependents;
 use chrono::{DateTime, Utc};
-use std::fmt::Write as _;
 
 /// The risk of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +65,8 @@ pub(super) fn assess(
     let mut reasons = Vec::new();
     let mut add = |points: u32, mut reason: String| {
         score = u32::saturating_add(score, points);
-        // Writing to a String cannot fail.
-        let _ = write!(reason, " +{points}");
+        reason.push_str(" +");
+        reason.push_str(itoa::Buffer::new().format(points));
         reasons.push(reason);
     };
     let sides = [
@@ -75,7 +74,7 @@ pub(super) fn assess(
         object_side(spec, target, facts),
     ];
     for (level, source) in sides.iter().flatten() {
-        add(w.level(*level), format!("{}: {source}", level.as_str()));
+        add(w.level(*level), [level.as_str(), ": ", source].concat());
     }
     let protection = sides.iter().flatten().map(|(l, _)| *l).max();
     // A Namespace's deletion, not an update of it (an UPDATE lowering its label, or an
@@ -108,22 +107,19 @@ fn impact(
     add: &mut impl FnMut(u32, String),
 ) -> Impact {
     let d: &Dependents = &facts.dependents;
+    let pods = || count_of(d.running_pods, " running pods affected");
     if d.running_pods >= w.many_pods_at {
-        add(
-            w.many_pods,
-            format!("{} running pods affected", d.running_pods),
-        );
+        add(w.many_pods, pods());
     } else if d.running_pods > 0 {
-        add(
-            w.some_pods,
-            format!("{} running pods affected", d.running_pods),
-        );
+        add(w.some_pods, pods());
     }
     let estimated_qps = u64::from(d.ingress_pods) * u64::from(w.qps_per_pod);
     let traffic = Traffic::of(facts.live_traffic.as_ref(), estimated_qps);
     let rate = match traffic.source {
         TrafficSource::Prometheus => format!("{} req/s measured", traffic.requests_per_second),
-        TrafficSource::Estimate => format!("~{estimated_qps} QPS"),
+        TrafficSource::Estimate => {
+            ["~", itoa::Buffer::new().format(estimated_qps), " QPS"].concat()
+        }
     };
     if let Some(first) = d.ingresses.first() {
         let more = match d.ingresses.len() {
@@ -132,7 +128,15 @@ fn impact(
         };
         add(
             w.ingress,
-            format!("ingress {first}{more} reaches the target ({rate})"),
+            [
+                "ingress ",
+                first,
+                &more,
+                " reaches the target (",
+                &rate,
+                ")",
+            ]
+            .concat(),
         );
     }
     if w.high_traffic > 0 && traffic.requests_per_second >= f64::from(w.high_traffic_at) {
@@ -144,15 +148,15 @@ fn impact(
     if !d.bound_volumes.is_empty() {
         add(
             w.bound_volumes,
-            format!("{} bound volumes affected", d.bound_volumes.len()),
+            count_of(d.bound_volumes.len(), " bound volumes affected"),
         );
     }
-    let object = kind(target).replacen(' ', "/", 1);
+    let namespace = match (target.namespace, target.is_namespace()) {
+        ("", _) | (_, true) => "",
+        (ns, false) => ns,
+    };
     Impact {
-        target: match (target.namespace, target.is_namespace()) {
-            ("", _) | (_, true) => object,
-            (ns, false) => format!("{ns}/{object}"),
-        },
+        target: named(target, namespace, "/"),
         dependents: d.clone(),
         estimated_qps,
         traffic,
@@ -227,7 +231,7 @@ fn own_label(spec: &GuardSpec, f: &ObjectFacts, side: &mut Highest, on: impl Fn(
     }
     if let Some(l) = &f.label {
         side.offer(Some(l.level), || {
-            format!("label {}={} on {}", label_key(spec), l.value, on())
+            ["label ", label_key(spec), "=", &l.value, " on ", &on()].concat()
         });
     }
 }
@@ -284,16 +288,34 @@ pub(super) fn resource_level(spec: &GuardSpec, target: &Target<'_>) -> Option<Le
 
 /// `resource[.group] [name]`, as reasons name a target.
 fn kind(target: &Target<'_>) -> String {
-    let kind = if target.group.is_empty() {
-        target.resource.to_owned()
-    } else {
-        format!("{}.{}", target.resource, target.group)
+    named(target, "", " ")
+}
+
+/// `[namespace/]resource[.group][<between>name]`. Reasons and the report are written on every
+/// admission decision, so they are joined rather than formatted (`format!` cost several times
+/// as much).
+fn named(target: &Target<'_>, namespace: &str, between: &str) -> String {
+    let (dot, group) = match target.group {
+        "" => ("", ""),
+        group => (".", group),
     };
-    if target.name.is_empty() {
-        kind
-    } else {
-        format!("{kind} {}", target.name)
-    }
+    let slash = if namespace.is_empty() { "" } else { "/" };
+    let between = if target.name.is_empty() { "" } else { between };
+    [
+        namespace,
+        slash,
+        target.resource,
+        dot,
+        group,
+        between,
+        target.name,
+    ]
+    .concat()
+}
+
+/// `<n><what>` (`25 running pods affected`).
+fn count_of(n: impl itoa::Integer, what: &str) -> String {
+    [itoa::Buffer::new().format(n), what].concat()
 }
 
 /// The level of a score.

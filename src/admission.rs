@@ -23,3 +23,5 @@ pub use response::{AdmissionResponse, is_annotation_key};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_encode;

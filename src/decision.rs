@@ -69,6 +69,48 @@ impl Reason {
     }
 }
 
+/// The value of one admission audit annotation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnnotationValue {
+    /// Text, escaped when the response is written.
+    Text(String),
+    /// A JSON document already escaped as the inside of a JSON string
+    /// ([`crate::review::embedded_json`]), written as it is: a report is escaped once.
+    EscapedJson(String),
+}
+
+impl AnnotationValue {
+    /// A document as an annotation (its JSON text, escaped once, in one pass).
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        crate::review::embedded_json(value).map(Self::EscapedJson)
+    }
+
+    /// The text the API server records (a document's JSON text, unescaped).
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::Text(text) => text.as_str().into(),
+            // The escaped text came from serde_json's own string escapes: it reads back.
+            Self::EscapedJson(escaped) => {
+                serde_json::from_str::<String>(&["\"", escaped, "\""].concat())
+                    .unwrap_or_default()
+                    .into()
+            }
+        }
+    }
+}
+
+impl From<String> for AnnotationValue {
+    fn from(text: String) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl From<&str> for AnnotationValue {
+    fn from(text: &str) -> Self {
+        Self::Text(text.to_owned())
+    }
+}
+
 /// What an authorizer type adds to its verdict beyond decision and reason, owned by that type:
 /// the audit record shows it under [`VerdictDetail::audit_key`]. Rendering happens only when a
 /// record is written, so a review that is not audited pays nothing for it.
@@ -79,7 +121,7 @@ pub trait VerdictDetail: fmt::Debug + Send + Sync {
     fn audit_value(&self) -> serde_json::Value;
     /// At admission: the `auditAnnotations` of the response (kube-apiserver's audit log
     /// records them as `<webhook name>/<key>`), key and value. None by default.
-    fn admission_annotations(&self) -> Vec<(&'static str, String)> {
+    fn admission_annotations(&self) -> Vec<(&'static str, AnnotationValue)> {
         Vec::new()
     }
     /// Whether the verdict records a denial the authorizer would have made but did not enforce

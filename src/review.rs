@@ -21,6 +21,7 @@ mod conditional_normalize;
 mod conditions_review;
 mod decode;
 mod decoded;
+mod embedded_json;
 mod error;
 mod extra_map;
 mod json_object;
@@ -50,6 +51,7 @@ pub(crate) use conditions_review::{
 };
 pub use decode::{AuthorizeBody, decode, decode_authorize};
 pub use decoded::{Attributes, Review};
+pub use embedded_json::embedded_json;
 pub use error::ReviewError;
 pub(crate) use json_object::{object_only, refuse_array};
 pub(crate) use leading_kind::declares_kind;

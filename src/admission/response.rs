@@ -9,9 +9,9 @@
 //! `k8s.io/apimachinery/pkg/util/net/http.go`).
 
 use super::decode::{API_VERSION, KIND};
+use crate::decision::AnnotationValue;
 use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The answer to one admission request.
@@ -24,7 +24,7 @@ pub struct AdmissionResponse {
     /// When refused: the message of the `Status` (code 403, reason `Forbidden`).
     pub(crate) denial: Option<String>,
     /// `auditAnnotations`, by key (without the webhook-name prefix the API server adds).
-    pub(crate) audit_annotations: BTreeMap<String, String>,
+    pub(crate) audit_annotations: BTreeMap<String, AnnotationValue>,
     /// `warnings`, shown by kubectl and client-go.
     pub warnings: Vec<String>,
     /// A JSONPatch (RFC 6902) the API server applies to the object (mutating webhooks only),
@@ -54,12 +54,19 @@ impl AdmissionResponse {
 
     /// Adds an audit annotation; `false` (and nothing added) when `key` is not a valid name
     /// part of a qualified name, which the API server would drop.
-    pub fn annotate(&mut self, key: &str, value: impl Into<String>) -> bool {
+    pub fn annotate(&mut self, key: &str, value: impl Into<AnnotationValue>) -> bool {
         if !is_annotation_key(key) {
             return false;
         }
         self.audit_annotations.insert(key.to_owned(), value.into());
         true
+    }
+
+    /// The text of the audit annotation `key`, if any.
+    pub fn audit_annotation(&self, key: &str) -> Option<String> {
+        self.audit_annotations
+            .get(key)
+            .map(|v| v.text().into_owned())
     }
 
     /// Adds a warning, its control characters (newlines included) replaced by spaces, since the
@@ -72,28 +79,83 @@ impl AdmissionResponse {
         self.warnings.push(clean);
     }
 
-    /// The response as an `AdmissionReview` JSON body.
+    /// The response as an `AdmissionReview` JSON body: written field by field (the fields
+    /// serde would write, in its order, `tests` compares the two), so that an annotation
+    /// holding a document goes out as it was escaped ([`AnnotationValue::EscapedJson`]).
     pub fn encode(&self) -> Vec<u8> {
-        let envelope = Envelope {
-            api_version: API_VERSION,
-            kind: KIND,
-            response: Wire {
-                uid: &self.uid,
-                allowed: self.allowed,
-                status: self.denial.as_deref().map(|message| Status {
-                    status: "Failure",
-                    message,
-                    reason: "Forbidden",
-                    code: 403,
-                }),
-                audit_annotations: &self.audit_annotations,
-                warnings: &self.warnings,
-                patch_type: self.patch.as_ref().map(|_| "JSONPatch"),
-                patch: self.patch.as_ref().map(|p| BASE64_STANDARD.encode(p)),
-            },
-        };
-        // Strings, bools and numbers into a Vec: serializing cannot fail.
-        serde_json::to_vec(&envelope).unwrap_or_default()
+        let escaped: usize = self.audit_annotations.values().map(escaped_len).sum();
+        let mut out = Json(Vec::with_capacity(256 + escaped));
+        out.raw(br#"{"apiVersion":"#);
+        out.string(API_VERSION);
+        out.raw(br#","kind":"#);
+        out.string(KIND);
+        out.raw(br#","response":{"uid":"#);
+        out.string(&self.uid);
+        out.raw(if self.allowed {
+            br#","allowed":true"#
+        } else {
+            br#","allowed":false"#
+        });
+        if let Some(message) = &self.denial {
+            // `metav1.Status` of a refusal, as the API server reads `response.status`.
+            out.raw(br#","status":{"status":"Failure","message":"#);
+            out.string(message);
+            out.raw(br#","reason":"Forbidden","code":403}"#);
+        }
+        if !self.audit_annotations.is_empty() {
+            out.raw(br#","auditAnnotations":{"#);
+            for (i, (key, value)) in self.audit_annotations.iter().enumerate() {
+                out.raw(if i == 0 { b"" } else { b"," });
+                out.string(key);
+                out.raw(b":");
+                match value {
+                    AnnotationValue::Text(text) => out.string(text),
+                    AnnotationValue::EscapedJson(escaped) => {
+                        out.raw(b"\"");
+                        out.raw(escaped.as_bytes());
+                        out.raw(b"\"");
+                    }
+                }
+            }
+            out.raw(b"}");
+        }
+        if !self.warnings.is_empty() {
+            out.raw(br#","warnings":["#);
+            for (i, warning) in self.warnings.iter().enumerate() {
+                out.raw(if i == 0 { b"" } else { b"," });
+                out.string(warning);
+            }
+            out.raw(b"]");
+        }
+        if let Some(patch) = &self.patch {
+            out.raw(br#","patchType":"JSONPatch","patch":"#);
+            out.string(&BASE64_STANDARD.encode(patch));
+        }
+        out.raw(b"}}");
+        out.0
+    }
+}
+
+/// The bytes an annotation's value adds when written escaped as it is.
+fn escaped_len(value: &AnnotationValue) -> usize {
+    match value {
+        AnnotationValue::EscapedJson(escaped) => escaped.len(),
+        AnnotationValue::Text(_) => 0,
+    }
+}
+
+/// A JSON body being written.
+struct Json(Vec<u8>);
+
+impl Json {
+    fn raw(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// A string, quoted and escaped by serde_json.
+    fn string(&mut self, s: &str) {
+        // Into a Vec, writing a string cannot fail.
+        let _ = serde_json::to_writer(&mut self.0, s);
     }
 }
 
@@ -113,46 +175,4 @@ pub fn is_annotation_key(key: &str) -> bool {
         }
         _ => false,
     }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Envelope<'a> {
-    api_version: &'static str,
-    kind: &'static str,
-    response: Wire<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Wire<'a> {
-    uid: &'a str,
-    allowed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<Status<'a>>,
-    #[serde(skip_serializing_if = "no_annotations")]
-    audit_annotations: &'a BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "no_warnings")]
-    warnings: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    patch_type: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    patch: Option<String>,
-}
-
-fn no_annotations(m: &&BTreeMap<String, String>) -> bool {
-    m.is_empty()
-}
-
-fn no_warnings(w: &&[String]) -> bool {
-    w.is_empty()
-}
-
-/// `metav1.Status` of a refusal, as the API server reads `response.status`.
-#[derive(Serialize)]
-struct Status<'a> {
-    status: &'static str,
-    message: &'a str,
-    reason: &'static str,
-    code: u16,
 }

@@ -186,8 +186,8 @@ pub async fn judge(
     warnings.dedup();
     Ok(Judged {
         allowed: validated.allowed,
-        constraint: validated.audit_annotations.get("scc").cloned(),
-        subject_type: validated.audit_annotations.get("scc-subject-type").cloned(),
+        constraint: validated.audit_annotation("scc"),
+        subject_type: validated.audit_annotation("scc-subject-type"),
         patch: patch.filter(|_| validated.allowed),
         reason: validated.denial.clone(),
         warnings,

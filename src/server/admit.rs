@@ -193,8 +193,8 @@ mod tests {
         fn audit_value(&self) -> serde_json::Value {
             serde_json::json!({"code": self.code})
         }
-        fn admission_annotations(&self) -> Vec<(&'static str, String)> {
-            vec![("code", self.code.to_owned())]
+        fn admission_annotations(&self) -> Vec<(&'static str, crate::decision::AnnotationValue)> {
+            vec![("code", self.code.into())]
         }
         fn observed_denial(&self) -> bool {
             self.observed
@@ -262,7 +262,10 @@ mod tests {
         assert!(r.allowed);
         assert_eq!(r.denial, None);
         assert_eq!(
-            r.audit_annotations.into_iter().collect::<Vec<_>>(),
+            r.audit_annotations
+                .into_iter()
+                .map(|(k, v)| (k, v.text().into_owned()))
+                .collect::<Vec<_>>(),
             [
                 ("code".to_owned(), "ALLOW".to_owned()),
                 (
@@ -298,7 +301,7 @@ mod tests {
         );
         assert!(!r.allowed);
         assert_eq!(r.denial.as_deref(), Some("guard: no [MISSING_TICKET]"));
-        assert_eq!(r.audit_annotations["code"], "MISSING_TICKET");
+        assert_eq!(r.audit_annotation("code").unwrap(), "MISSING_TICKET");
         assert_eq!(r.audit_annotations.len(), 1);
         assert!(r.warnings.is_empty());
 

@@ -4,6 +4,7 @@
 
 use crate::config::model::guard::{Level, Mode};
 use crate::config::model::unusual::{UnusualAction, UnusualDeletions};
+use crate::decision::AnnotationValue;
 use serde::Serialize;
 
 /// The guard's decision codes.
@@ -286,15 +287,19 @@ impl crate::decision::VerdictDetail for Assessment {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 
-    fn admission_annotations(&self) -> Vec<(&'static str, String)> {
+    fn admission_annotations(&self) -> Vec<(&'static str, AnnotationValue)> {
         vec![
-            ("code", self.audit_code.clone()),
-            ("risk-level", self.risk_level.as_str().to_owned()),
-            ("risk-score", self.risk_score.to_string()),
-            // Written straight from the struct (field order), not through a `Value` tree.
+            ("code", self.audit_code.as_str().into()),
+            ("risk-level", self.risk_level.as_str().into()),
+            (
+                "risk-score",
+                itoa::Buffer::new().format(self.risk_score).into(),
+            ),
+            // Written straight from the struct (field order), not through a `Value` tree, and
+            // escaped as it is written.
             (
                 "report",
-                serde_json::to_string(self).unwrap_or_else(|_| "null".to_owned()),
+                AnnotationValue::json(self).unwrap_or_else(|_| "null".into()),
             ),
         ]
     }

@@ -244,7 +244,11 @@ async fn try_judge(g: &DeletionGuard, input: &Input) -> Result<Option<Judged>, A
         message: reason.message,
         code: reason.code.unwrap().as_str().to_owned(),
         assessment: detail.audit_value(),
-        annotations: detail.admission_annotations().into_iter().collect(),
+        annotations: detail
+            .admission_annotations()
+            .into_iter()
+            .map(|(k, v)| (k, v.text().into_owned()))
+            .collect(),
         observed: detail.observed_denial(),
     }))
 }

@@ -74,7 +74,12 @@ struct WireRequest {
 /// Decodes one admission request from a JSON body.
 pub fn decode(body: &[u8]) -> Result<AdmissionRequest, AdmissionError> {
     refuse_array(body, "an AdmissionReview object").map_err(AdmissionError::NotJson)?;
-    if let Ok(whole) = serde_json::from_slice::<Whole>(body) {
+    // UTF-8 checked once for the whole body, so that the parser reads each string (and the
+    // objects' text) without checking it again; a body that is not UTF-8 takes the path below,
+    // whose error says where.
+    if let Ok(text) = std::str::from_utf8(body)
+        && let Ok(whole) = serde_json::from_str::<Whole>(text)
+    {
         envelope_checked(whole.api_version.as_deref(), whole.kind.as_deref())?;
         return checked(whole.request.ok_or(AdmissionError::MissingRequest)?);
     }

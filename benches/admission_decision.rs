@@ -14,9 +14,6 @@
     reason = "a benchmark's setup fails by panicking"
 )]
 
-#[path = "support/allocator.rs"]
-mod allocator;
-
 #[path = "support/cluster.rs"]
 mod support;
 

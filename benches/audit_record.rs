@@ -10,9 +10,6 @@
     reason = "a benchmark's setup fails by panicking"
 )]
 
-#[path = "support/allocator.rs"]
-mod allocator;
-
 #[path = "support/reference.rs"]
 mod reference;
 

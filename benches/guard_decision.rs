@@ -8,9 +8,6 @@
     reason = "a benchmark's setup fails by panicking"
 )]
 
-#[path = "support/allocator.rs"]
-mod allocator;
-
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use warrant::authorizer::{Chain, Deadline, Input};

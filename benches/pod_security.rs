@@ -11,9 +11,6 @@
     reason = "a benchmark's setup fails by panicking"
 )]
 
-#[path = "support/allocator.rs"]
-mod allocator;
-
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;

@@ -11,9 +11,6 @@
     reason = "a benchmark's setup fails by panicking"
 )]
 
-#[path = "support/allocator.rs"]
-mod allocator;
-
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::fmt::Write as _;
 use std::hint::black_box;

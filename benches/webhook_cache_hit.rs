@@ -7,9 +7,6 @@
     reason = "a benchmark's setup fails by panicking"
 )]
 
-#[path = "support/allocator.rs"]
-mod allocator;
-
 use base64::Engine;
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReviewSpec};

@@ -43,11 +43,6 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_rustls::TlsConnector;
 
-/// The allocator warrant's binary runs on (`src/main.rs`): the generator's cost per request
-/// stays below the servers' it loads.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// A send later than this after its due instant counts as late (the generator's own lag).
 const LATE: Duration = Duration::from_millis(1);
 /// The pacer's default shortest sleep (`--tick`): what falls due meanwhile goes out together

@@ -37,8 +37,25 @@ pub struct Mapped {
 
 /// Maps one request; `view` is the cluster the validation ring asks about dependents.
 pub fn map(request: AdmissionRequest, view: Arc<dyn ClusterView>) -> Mapped {
-    let operation = request.operation;
-    let review = review(&request);
+    let attributes = attributes(&request);
+    // The request is taken apart: the requester and the objects move, not copied.
+    let AdmissionRequest {
+        uid,
+        operation,
+        user_info,
+        object,
+        old_object,
+        dry_run,
+        ..
+    } = request;
+    let spec = SubjectAccessReviewSpec {
+        user: user_info.username,
+        groups: user_info.groups,
+        uid: user_info.uid,
+        extra: user_info.extra,
+        ..Default::default()
+    };
+    let review = Review::resource(ApiVersion::V1, spec, attributes);
     let context = match operation {
         AdmissionOperation::Delete => Some(Operation::Delete),
         AdmissionOperation::Update => Some(Operation::Update),
@@ -49,23 +66,23 @@ pub fn map(request: AdmissionRequest, view: Arc<dyn ClusterView>) -> Mapped {
         // A DELETE carries the object in oldObject; its `object` (if any) is not the target.
         object: match operation {
             Operation::Delete => None,
-            Operation::Update => request.object,
+            Operation::Update => object,
         },
-        old_object: request.old_object,
-        dry_run: request.dry_run,
+        old_object,
+        dry_run,
         view,
     });
     Mapped {
-        uid: request.uid,
+        uid,
         operation,
-        dry_run: request.dry_run,
+        dry_run,
         review,
         context,
     }
 }
 
-/// The resource review of a request.
-fn review(request: &AdmissionRequest) -> Review {
+/// The resource attributes of a request, as a SubjectAccessReview of it would carry them.
+fn attributes(request: &AdmissionRequest) -> ResourceAttributes {
     let subject = match request.operation {
         AdmissionOperation::Delete => request.old_object.as_ref(),
         _ => request.object.as_ref().or(request.old_object.as_ref()),
@@ -78,7 +95,7 @@ fn review(request: &AdmissionRequest) -> Review {
         None if r.group.is_empty() && r.resource == "namespaces" => name,
         None => subject.map(Subject::namespace).unwrap_or(""),
     };
-    let attributes = ResourceAttributes {
+    ResourceAttributes {
         namespace: some(namespace),
         verb: Some(request.operation.verb().to_owned()),
         group: some(&r.group),
@@ -87,16 +104,7 @@ fn review(request: &AdmissionRequest) -> Review {
         subresource: some(&request.sub_resource),
         name: some(name),
         ..Default::default()
-    };
-    let user = &request.user_info;
-    let spec = SubjectAccessReviewSpec {
-        user: user.username.clone(),
-        groups: user.groups.clone(),
-        uid: user.uid.clone(),
-        extra: user.extra.clone(),
-        ..Default::default()
-    };
-    Review::resource(ApiVersion::V1, spec, attributes)
+    }
 }
 
 fn non_empty(s: &str) -> Option<&str> {

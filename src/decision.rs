@@ -74,15 +74,27 @@ impl Reason {
 pub enum AnnotationValue {
     /// Text, escaped when the response is written.
     Text(String),
-    /// A JSON document already escaped as the inside of a JSON string
-    /// ([`crate::review::embedded_json`]), written as it is: a report is escaped once.
-    EscapedJson(String),
+    /// A JSON document already escaped as the inside of a JSON string, written as it is: a
+    /// report is escaped once.
+    EscapedJson(EscapedJson),
+}
+
+/// A JSON document escaped as the inside of a JSON string ([`crate::review::embedded_json`]);
+/// made only by [`AnnotationValue::json`], so it is always valid between two quotes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EscapedJson(String);
+
+impl EscapedJson {
+    /// The escaped text, without the quotes around it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 impl AnnotationValue {
     /// A document as an annotation (its JSON text, escaped once, in one pass).
     pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
-        crate::review::embedded_json(value).map(Self::EscapedJson)
+        crate::review::embedded_json(value).map(|e| Self::EscapedJson(EscapedJson(e)))
     }
 
     /// The text the API server records (a document's JSON text, unescaped).
@@ -91,7 +103,7 @@ impl AnnotationValue {
             Self::Text(text) => text.as_str().into(),
             // The escaped text came from serde_json's own string escapes: it reads back.
             Self::EscapedJson(escaped) => {
-                serde_json::from_str::<String>(&["\"", escaped, "\""].concat())
+                serde_json::from_str::<String>(&["\"", escaped.as_str(), "\""].concat())
                     .unwrap_or_default()
                     .into()
             }

@@ -79,9 +79,9 @@ impl AdmissionResponse {
         self.warnings.push(clean);
     }
 
-    /// The response as an `AdmissionReview` JSON body: written field by field (the fields
-    /// serde would write, in its order, `tests` compares the two), so that an annotation
-    /// holding a document goes out as it was escaped ([`AnnotationValue::EscapedJson`]).
+    /// The response as an `AdmissionReview` JSON body: written field by field, the fields serde
+    /// would write in its order (`tests_encode` compares the bytes with serde's), so that an
+    /// annotation holding a document goes out as it was escaped ([`AnnotationValue::json`]).
     pub fn encode(&self) -> Vec<u8> {
         let escaped: usize = self.audit_annotations.values().map(escaped_len).sum();
         let mut out = Json(Vec::with_capacity(256 + escaped));
@@ -112,7 +112,7 @@ impl AdmissionResponse {
                     AnnotationValue::Text(text) => out.string(text),
                     AnnotationValue::EscapedJson(escaped) => {
                         out.raw(b"\"");
-                        out.raw(escaped.as_bytes());
+                        out.raw(escaped.as_str().as_bytes());
                         out.raw(b"\"");
                     }
                 }
@@ -139,7 +139,7 @@ impl AdmissionResponse {
 /// The bytes an annotation's value adds when written escaped as it is.
 fn escaped_len(value: &AnnotationValue) -> usize {
     match value {
-        AnnotationValue::EscapedJson(escaped) => escaped.len(),
+        AnnotationValue::EscapedJson(escaped) => escaped.as_str().len(),
         AnnotationValue::Text(_) => 0,
     }
 }

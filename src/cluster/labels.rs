@@ -53,8 +53,26 @@ impl Labels {
             && self
                 .0
                 .iter()
-                .all(|(k, v)| labels.get(k).is_some_and(|have| have == v.as_ref()))
+                .all(|(k, v)| labels.shared_value(k).is_some_and(|have| same(have, v)))
     }
+
+    /// The value of `key`, where both sides are usually interned by one [`Interner`]: the same
+    /// pointer is the same string, found without comparing text.
+    fn shared_value(&self, key: &Arc<str>) -> Option<&Arc<str>> {
+        let at = self.0.binary_search_by(|(k, _)| {
+            if Arc::ptr_eq(k, key) {
+                std::cmp::Ordering::Equal
+            } else {
+                k.as_ref().cmp(key)
+            }
+        });
+        at.ok().map(|at| &self.0[at].1)
+    }
+}
+
+/// Whether two shared strings are equal (by pointer first).
+fn same(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
 }
 
 #[cfg(test)]
@@ -80,5 +98,10 @@ mod tests {
             !Labels::default().selects(&pod),
             "an empty selector selects nothing"
         );
+        // A selector read apart (a stored object's, its own interner): compared by text.
+        let mut apart = Interner::default();
+        assert!(Labels::new([("app", "checkout")], &mut apart).selects(&pod));
+        assert!(!Labels::new([("app", "shop")], &mut apart).selects(&pod));
+        assert!(!Labels::new([("tier", "web"), ("zone", "a")], &mut apart).selects(&pod));
     }
 }

@@ -62,10 +62,10 @@ struct Found<'a> {
     namespace: &'a str,
     /// Affected running pods (a pod found twice is counted once: see [`Found::finish`]).
     pods: Vec<&'a Pod>,
-    ingresses: BTreeSet<String>,
+    ingresses: BTreeSet<&'a str>,
     /// Backends of the target Ingress, as its stored object names them.
     target_backends: Vec<Arc<str>>,
-    bound: BTreeSet<String>,
+    bound: BTreeSet<&'a str>,
 }
 
 impl<'a> Found<'a> {
@@ -113,21 +113,17 @@ impl<'a> Found<'a> {
     fn whole_namespace(&mut self) {
         self.add_pods_where(|_| true);
         let ns = self.namespace;
-        self.ingresses.extend(
-            self.index
-                .ingresses
-                .in_namespace(ns)
-                .map(|(n, _)| n.to_owned()),
-        );
+        self.ingresses
+            .extend(self.index.ingresses.in_namespace(ns).map(|(n, _)| n));
         let bound = self
             .index
             .claims
             .in_namespace(ns)
             .filter(|(_, c)| c.body.bound);
-        self.bound.extend(bound.map(|(n, _)| n.to_owned()));
+        self.bound.extend(bound.map(|(n, _)| n));
     }
 
-    fn claim(&mut self, name: &str, stored: Option<&Subject>) {
+    fn claim(&mut self, name: &'a str, stored: Option<&Subject>) {
         self.add_pods_where(|p| p.claims.iter().any(|c| c.as_ref() == name));
         let bound = match read::<ClaimWire>(stored) {
             Some(w) => {
@@ -140,12 +136,12 @@ impl<'a> Found<'a> {
                 .is_some_and(|c| c.body.bound),
         };
         if bound {
-            self.bound.insert(name.to_owned());
+            self.bound.insert(name);
         }
     }
 
-    fn ingress(&mut self, name: &str, stored: Option<&Subject>) {
-        self.ingresses.insert(name.to_owned());
+    fn ingress(&mut self, name: &'a str, stored: Option<&Subject>) {
+        self.ingresses.insert(name);
         let backends = match read::<IngressWire>(stored) {
             Some(w) => project::ingress(&w, &mut Interner::default()).map(|(_, o)| o.body.backends),
             None => self
@@ -168,43 +164,35 @@ impl<'a> Found<'a> {
     /// garbage collector follows them all).
     fn owned_by(&mut self, resource: Option<Resource>, name: &str, stored: Option<&Subject>) {
         let (ns, index) = (self.namespace, self.index);
-        let uid: Option<Arc<str>> = match stored.map(Subject::uid).filter(|u| !u.is_empty()) {
-            Some(uid) => Some(Arc::from(uid)),
+        let uid = match stored.map(Subject::uid).filter(|u| !u.is_empty()) {
+            Some(uid) => uid,
             None => resource
                 .and_then(|r| index.workload_store(r))
                 .and_then(|s| s.get(ns, name))
-                .map(|o| o.uid.clone()),
+                .map_or("", |o| &*o.uid),
         };
-        let Some(uid) = uid.filter(|u| !u.is_empty()) else {
+        if uid.is_empty() {
             return;
-        };
-        let mut seen: HashSet<Arc<str>> = HashSet::from([uid.clone()]);
+        }
+        // The children index holds each child itself: no lookup by name along the chain.
+        let mut seen: HashSet<&str> = HashSet::from([uid]);
         let mut queue = vec![uid];
-        let pods = index.pods.namespace(ns);
         while let Some(owner) = queue.pop() {
-            for kind in WORKLOADS {
-                let Some(store) = index.workload_store(kind) else {
-                    continue;
-                };
-                for key in store
-                    .children(&owner)
-                    .iter()
-                    .filter(|k| &*k.namespace == ns)
-                {
-                    if let Some(child) = store.get(ns, &key.name)
-                        && seen.insert(child.uid.clone())
-                    {
-                        queue.push(child.uid.clone());
+            for store in WORKLOADS
+                .iter()
+                .filter_map(|&kind| index.workload_store(kind))
+            {
+                for child in store.children(owner).iter().filter(|c| &*c.namespace == ns) {
+                    if seen.insert(&child.object.uid) {
+                        queue.push(&child.object.uid);
                     }
                 }
             }
-            let owned = index.pods.children(&owner);
+            let owned = index.pods.children(owner);
             self.pods.reserve(owned.len());
-            for key in owned.iter().filter(|k| &*k.namespace == ns) {
-                if let Some(pod) = pods.and_then(|p| p.get(&key.name))
-                    && pod.body.running
-                {
-                    self.pods.push(&pod.body);
+            for child in owned.iter().filter(|c| &*c.namespace == ns) {
+                if child.object.body.running {
+                    self.pods.push(&child.object.body);
                 }
             }
         }
@@ -235,7 +223,7 @@ impl<'a> Found<'a> {
                         && n.strip_prefix(prefix.as_str())
                             .is_some_and(|o| !o.is_empty() && o.bytes().all(|b| b.is_ascii_digit()))
                 });
-            self.bound.extend(made.map(|(n, _)| n.to_owned()));
+            self.bound.extend(made.map(|(n, _)| n));
         }
     }
 
@@ -247,30 +235,32 @@ impl<'a> Found<'a> {
         self.pods.dedup_by(|a, b| std::ptr::eq(*a, *b));
         let ns = self.namespace;
         let index = self.index;
+        // Sorted by name, as the store iterates: looked up by binary search below.
         let services: Vec<(&str, &Service)> = index
             .services
             .in_namespace(ns)
             .filter(|(_, s)| self.pods.iter().any(|p| s.body.selector.selects(&p.labels)))
             .map(|(n, s)| (n, &s.body))
             .collect();
-        let selecting: HashSet<&str> = services.iter().map(|(n, _)| *n).collect();
-        let fronting = |g: &Ingress| g.backends.iter().any(|b| selecting.contains(b.as_ref()));
+        let selecting = |name: &str| services.binary_search_by(|(n, _)| (*n).cmp(name)).is_ok();
+        let fronting = |g: &Ingress| g.backends.iter().any(|b| selecting(b));
         for (name, _) in index
             .ingresses
             .in_namespace(ns)
             .filter(|(_, g)| fronting(&g.body))
         {
-            self.ingresses.insert(name.to_owned());
+            self.ingresses.insert(name);
         }
-        let mut fronted: HashSet<&str> = self.target_backends.iter().map(|b| b.as_ref()).collect();
+        let mut fronted: Vec<&str> = self.target_backends.iter().map(|b| b.as_ref()).collect();
         for name in &self.ingresses {
             if let Some(g) = index.ingresses.get(ns, name) {
                 fronted.extend(g.body.backends.iter().map(|b| b.as_ref()));
             }
         }
+        fronted.sort_unstable();
         let behind: Vec<&Labels> = services
             .iter()
-            .filter(|(n, _)| fronted.contains(n))
+            .filter(|(n, _)| fronted.binary_search(n).is_ok())
             .map(|(_, s)| &s.selector)
             .collect();
         let ingress_pods = self
@@ -280,22 +270,21 @@ impl<'a> Found<'a> {
             .count();
         // Pods of one workload mount the same claims, which the index interns: each claim is
         // looked up once (a name held twice, not interned, is only looked up twice).
-        let mut mounted: Vec<&Arc<str>> = Vec::with_capacity(self.pods.len());
-        mounted.extend(self.pods.iter().flat_map(|p| p.claims.iter()));
+        let mut mounted: Vec<&Arc<str>> = self.pods.iter().flat_map(|p| p.claims.iter()).collect();
         mounted.sort_unstable_by_key(|c| Arc::as_ptr(c).cast::<u8>() as usize);
         mounted.dedup_by(|a, b| Arc::ptr_eq(a, b));
         for claim in mounted {
             if index.claims.get(ns, claim).is_some_and(|c| c.body.bound) {
-                self.bound.insert(claim.to_string());
+                self.bound.insert(claim);
             }
         }
-        let qualify = |n: &str| [ns, "/", n].concat();
+        let qualify = |n: &&str| [ns, "/", n].concat();
         Dependents {
             running_pods: u32::try_from(self.pods.len()).unwrap_or(u32::MAX),
             ingress_pods: u32::try_from(ingress_pods).unwrap_or(u32::MAX),
             services: services.iter().map(|(n, _)| qualify(n)).collect(),
-            ingresses: self.ingresses.iter().map(|n| qualify(n)).collect(),
-            bound_volumes: self.bound.iter().map(|n| qualify(n)).collect(),
+            ingresses: self.ingresses.iter().map(qualify).collect(),
+            bound_volumes: self.bound.iter().map(qualify).collect(),
         }
     }
 }

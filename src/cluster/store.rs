@@ -24,12 +24,25 @@ pub struct Object<B> {
 }
 
 /// The objects of one kind. `children` maps an owner's UID to the objects naming it in their
-/// owner references.
+/// owner references, held by the same shared pointer as the store (so that walking an owner
+/// chain reads each child without a lookup by name).
 #[derive(Debug)]
 pub struct Store<B> {
-    objects: BTreeMap<Arc<str>, BTreeMap<Arc<str>, Object<B>>>,
-    children: HashMap<Arc<str>, Vec<Key>>,
+    objects: BTreeMap<Arc<str>, Names<B>>,
+    children: HashMap<Arc<str>, Vec<Child<B>>>,
     len: usize,
+}
+
+/// The objects of one namespace, by name.
+type Names<B> = BTreeMap<Arc<str>, Arc<Object<B>>>;
+
+/// One object naming an owner: where it lives and the object itself.
+#[derive(Debug)]
+pub(crate) struct Child<B> {
+    /// Its namespace (interned).
+    pub namespace: Arc<str>,
+    /// The object, shared with the store's map.
+    pub object: Arc<Object<B>>,
 }
 
 impl<B> Default for Store<B> {
@@ -45,16 +58,17 @@ impl<B> Default for Store<B> {
 impl<B> Store<B> {
     /// Adds or replaces the object at `key`.
     pub fn apply(&mut self, key: Key, object: Object<B>) {
-        for owner in object.owners.iter() {
-            self.children
-                .entry(owner.clone())
-                .or_default()
-                .push(key.clone());
-        }
+        let object = Arc::new(object);
         let names = self.objects.entry(key.namespace.clone()).or_default();
-        match names.insert(key.name.clone(), object) {
-            Some(old) => self.unlink(&key, &old.owners),
+        match names.insert(key.name, object.clone()) {
+            Some(old) => self.unlink(&old),
             None => self.len += 1,
+        }
+        for owner in object.owners.iter() {
+            self.children.entry(owner.clone()).or_default().push(Child {
+                namespace: key.namespace.clone(),
+                object: object.clone(),
+            });
         }
     }
 
@@ -77,17 +91,19 @@ impl<B> Store<B> {
             self.objects.remove(&key.namespace);
         }
         self.len -= 1;
-        self.unlink(key, &old.owners);
+        self.unlink(&old);
         true
     }
 
-    fn unlink(&mut self, key: &Key, owners: &[Arc<str>]) {
-        for owner in owners {
-            if let Some(keys) = self.children.get_mut(owner) {
-                if let Some(at) = keys.iter().position(|k| k == key) {
-                    keys.swap_remove(at);
+    /// Removes `old`'s entries from its owners' children (found by pointer: the entry is the
+    /// very object the map held).
+    fn unlink(&mut self, old: &Arc<Object<B>>) {
+        for owner in old.owners.iter() {
+            if let Some(children) = self.children.get_mut(owner) {
+                if let Some(at) = children.iter().position(|c| Arc::ptr_eq(&c.object, old)) {
+                    children.swap_remove(at);
                 }
-                if keys.is_empty() {
+                if children.is_empty() {
                     self.children.remove(owner);
                 }
             }
@@ -96,14 +112,16 @@ impl<B> Store<B> {
 
     /// The object `namespace/name`.
     pub fn get(&self, namespace: &str, name: &str) -> Option<&Object<B>> {
-        self.objects.get(namespace)?.get(name)
+        self.objects.get(namespace)?.get(name).map(|o| &**o)
     }
 
     /// Every object, by namespace then name.
     pub(crate) fn all(&self) -> impl Iterator<Item = (&str, &str, &Object<B>)> + '_ {
-        self.objects
-            .iter()
-            .flat_map(|(ns, names)| names.iter().map(move |(n, o)| (ns.as_ref(), n.as_ref(), o)))
+        self.objects.iter().flat_map(|(ns, names)| {
+            names
+                .iter()
+                .map(move |(n, o)| (ns.as_ref(), n.as_ref(), &**o))
+        })
     }
 
     /// The objects of `namespace`, by name.
@@ -114,16 +132,11 @@ impl<B> Store<B> {
         self.objects
             .get(namespace)
             .into_iter()
-            .flat_map(|names| names.iter().map(|(n, o)| (n.as_ref(), o)))
-    }
-
-    /// The objects of one namespace, by name (for many lookups in one namespace).
-    pub(crate) fn namespace(&self, namespace: &str) -> Option<&BTreeMap<Arc<str>, Object<B>>> {
-        self.objects.get(namespace)
+            .flat_map(|names| names.iter().map(|(n, o)| (n.as_ref(), &**o)))
     }
 
     /// The objects whose owner references name `uid`.
-    pub(crate) fn children(&self, uid: &str) -> &[Key] {
+    pub(crate) fn children(&self, uid: &str) -> &[Child<B>] {
         self.children.get(uid).map(Vec::as_slice).unwrap_or(&[])
     }
 
@@ -158,6 +171,14 @@ mod tests {
         }
     }
 
+    /// `namespace/uid` of each child of `owner`.
+    fn uids(s: &Store<()>, owner: &str) -> Vec<String> {
+        let children = s.children(owner).iter();
+        children
+            .map(|c| format!("{}/{}", c.namespace, c.object.uid))
+            .collect()
+    }
+
     #[test]
     fn apply_replace_and_delete_keep_the_children_index() {
         let mut s = Store::default();
@@ -166,8 +187,11 @@ mod tests {
         assert_eq!(s.children("rs1").len(), 2);
         // Re-owned: the old link goes.
         s.apply(key("a", "p2"), obj("u2", &["rs2"]));
-        assert_eq!(s.children("rs1"), &[key("a", "p1")]);
-        assert_eq!(s.children("rs2"), &[key("a", "p2")]);
+        assert_eq!(uids(&s, "rs1"), ["a/u1"]);
+        assert_eq!(uids(&s, "rs2"), ["a/u2"]);
+        // Replaced with the same owner: one link, to the new object.
+        s.apply(key("a", "p2"), obj("u2b", &["rs2"]));
+        assert_eq!(uids(&s, "rs2"), ["a/u2b"]);
         assert_eq!(s.len(), 2);
         // An older object's deletion does not remove a newer one of the same name.
         assert!(!s.delete(&key("a", "p1"), "old-uid"));
@@ -180,6 +204,7 @@ mod tests {
             ["p2"]
         );
         assert!(s.delete(&key("a", "p2"), ""));
+        assert!(s.children("rs2").is_empty());
         assert!(s.is_empty());
         assert_eq!(s.in_namespace("a").count(), 0);
     }

@@ -80,9 +80,9 @@ fn decide(
     rt: &tokio::runtime::Runtime,
     chain: &Chain,
     view: &Arc<dyn ClusterView>,
-    body: &[u8],
+    body: &bytes::Bytes,
 ) -> Vec<u8> {
-    let request = warrant::admission::decode(body).expect("decodes");
+    let request = warrant::admission::decode_shared(body.clone()).expect("decodes");
     let mapped = warrant::admission::map(request, view.clone());
     let context = mapped.context.expect("a DELETE");
     let input = Input::new(mapped.review, chrono::Utc::now()).with_object(Arc::new(context));
@@ -114,7 +114,7 @@ fn bench(c: &mut Criterion) {
             true,
         ),
     ] {
-        let body = review(ticket);
+        let body = bytes::Bytes::from(review(ticket));
         let out: serde_json::Value =
             serde_json::from_slice(&decide(&rt, &chain, &view, &body)).expect("json");
         let response = &out["response"];

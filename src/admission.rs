@@ -15,7 +15,7 @@ mod mapping;
 mod request;
 mod response;
 
-pub use decode::{API_VERSION, KIND, decode};
+pub use decode::{API_VERSION, KIND, decode, decode_shared};
 pub use error::AdmissionError;
 pub use mapping::{Mapped, map};
 pub use request::{AdmissionOperation, AdmissionRequest, GroupVersionKind, GroupVersionResource};

@@ -15,7 +15,7 @@ pub use access::{
 };
 pub use context::{ObjectContext, Operation};
 pub use labelled::{LabelValue, LabelValues, MAX_LABEL_VALUES};
-pub use subject::Subject;
+pub use subject::{FieldHead, FindText, Subject};
 pub use view::{
     ClusterView, Dependents, EmptyCluster, NoCluster, ObjectRef, ViewError, ViewFuture,
 };

@@ -310,6 +310,60 @@ fn update_needs_both_objects_create_and_connect_need_none() {
     }
 }
 
+#[test]
+fn objects_read_in_the_one_pass_are_found_whole_in_the_kept_body() {
+    let old = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web\u{e9}\"q", "namespace": "shop", "uid": "u-old",
+                     "labels": {"tier": "critical", "n": 5},
+                     "annotations": {"sre.example.com/ticket": "CHG-1"}},
+        "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}}
+    });
+    let new = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                     "metadata": {"name": "web", "labels": {}}, "spec": [1, 2]});
+    let mut v = delete_review();
+    v["request"]["operation"] = json!("UPDATE");
+    v["request"]["oldObject"] = old.clone();
+    v["request"]["object"] = new.clone();
+    let request = ok(&v);
+    let (stored, updated) = (request.old_object.unwrap(), request.object.unwrap());
+    // The head, read in the pass over the whole request.
+    assert_eq!(stored.name(), "web\u{e9}\"q");
+    assert_eq!(stored.uid(), "u-old");
+    assert_eq!(stored.label("tier"), Some("critical"));
+    assert_eq!(
+        stored.label("n"),
+        None,
+        "a label that is not a string is absent"
+    );
+    assert_eq!(stored.annotation("sre.example.com/ticket"), Some("CHG-1"));
+    assert_eq!(stored.replicas(), Some(3));
+    assert_eq!(
+        updated.replicas(),
+        None,
+        "a spec that is not an object has no replicas"
+    );
+    // The whole of each, found again in the body when asked for.
+    assert_eq!(stored.json(), &old);
+    assert_eq!(updated.json(), &new);
+    assert_eq!(stored.decode::<Value>().unwrap(), old);
+    assert_eq!(updated.decode::<Value>().unwrap(), new);
+}
+
+#[test]
+fn an_object_with_a_field_named_twice_is_read_from_its_text_as_go_reads_it() {
+    let body = with("oldObject", Some(json!({"metadata": {"name": "first"}}))).replacen(
+        r#"{"name":"first"}"#,
+        r#"{"name":"first","name":"last"}"#,
+        1,
+    );
+    assert!(body.contains(r#""name":"first","name":"last""#), "{body}");
+    let request = decode(body.as_bytes()).unwrap();
+    let stored = request.old_object.unwrap();
+    assert_eq!(stored.name(), "last");
+    assert_eq!(stored.json(), &json!({"metadata": {"name": "last"}}));
+}
+
 fn mapped(v: &Value) -> Mapped {
     map(ok(v), Arc::new(NoCluster))
 }

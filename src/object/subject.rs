@@ -3,11 +3,17 @@
 //! An object that arrives as JSON text (an admission request's `object` or `oldObject`) is read
 //! once into its [`Head`] (type, metadata, `spec.replicas`), and parsed into a
 //! `serde_json::Value` only if something asks for the whole of it: the validation ring's
-//! decision reads nothing else, and building the tree was a third of its time.
+//! decision reads nothing else, and building the tree was a third of its time. Read in the
+//! request's own pass ([`FieldHead`]), not even its text is copied out: the request's body is
+//! kept, and the object's text found in it again on first use.
 
+mod field;
 mod head;
 mod lenient;
 
+pub use field::FieldHead;
+
+use bytes::Bytes;
 use head::{Head, Meta};
 use lenient::{FromObject, Lenient};
 use serde::Deserialize;
@@ -32,10 +38,33 @@ enum Source {
     /// Given as a tree.
     Json(Value),
     /// Given as text; the tree is built on first use.
-    Text {
-        raw: Box<RawValue>,
-        json: OnceLock<Value>,
+    Text { raw: Text, json: OnceLock<Value> },
+}
+
+/// Finds an object's text in the body of the document it came in (`None`: not there).
+pub type FindText = fn(&[u8]) -> Option<Box<RawValue>>;
+
+/// An object's text: its own copy, or found on first use in the body it came in.
+#[derive(Clone)]
+enum Text {
+    Own(Box<RawValue>),
+    InBody {
+        body: Bytes,
+        find: FindText,
+        found: OnceLock<Option<Box<RawValue>>>,
     },
+}
+
+impl Text {
+    fn get(&self) -> Option<&str> {
+        match self {
+            Text::Own(raw) => Some(raw.get()),
+            Text::InBody { body, find, found } => found
+                .get_or_init(|| find(body))
+                .as_deref()
+                .map(RawValue::get),
+        }
+    }
 }
 
 impl Subject {
@@ -58,7 +87,7 @@ impl Subject {
             Ok(head) => Ok(Self {
                 head: Box::new(head.0.map(|h| h.0).unwrap_or_default()),
                 source: Source::Text {
-                    raw,
+                    raw: Text::Own(raw),
                     json: OnceLock::new(),
                 },
             }),
@@ -68,14 +97,33 @@ impl Subject {
         }
     }
 
+    /// The object whose head was read in the pass over `body`; `find` finds its text in
+    /// `body` when something asks for more than the head. A field that held no object is
+    /// the JSON type it held (`"an array"`, `"a string"`, ...).
+    pub fn in_body(head: FieldHead, body: Bytes, find: FindText) -> Result<Self, &'static str> {
+        Ok(Self {
+            head: head.0?,
+            source: Source::Text {
+                raw: Text::InBody {
+                    body,
+                    find,
+                    found: OnceLock::new(),
+                },
+                json: OnceLock::new(),
+            },
+        })
+    }
+
     /// The object as JSON (for an object given as text, parsed on first use; text that no
     /// longer parses as a tree, such as a number past `f64`'s range, reads as `null`).
     pub fn json(&self) -> &Value {
         match &self.source {
             Source::Json(v) => v,
-            Source::Text { raw, json } => {
-                json.get_or_init(|| serde_json::from_str(raw.get()).unwrap_or(Value::Null))
-            }
+            Source::Text { raw, json } => json.get_or_init(|| {
+                let text = raw.get();
+                text.and_then(|t| serde_json::from_str(t).ok())
+                    .unwrap_or(Value::Null)
+            }),
         }
     }
 
@@ -84,7 +132,12 @@ impl Subject {
     pub fn decode<'a, W: Deserialize<'a>>(&'a self) -> Result<W, serde_json::Error> {
         match &self.source {
             Source::Json(v) => W::deserialize(v),
-            Source::Text { raw, .. } => serde_json::from_str(raw.get()),
+            Source::Text { raw, .. } => match raw.get() {
+                Some(text) => serde_json::from_str(text),
+                None => Err(serde::de::Error::custom(
+                    "the object's text is no longer in its request body",
+                )),
+            },
         }
     }
 

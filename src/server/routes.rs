@@ -386,7 +386,7 @@ fn conditions_input(state: &AppState, review: &review::ConditionsReview) -> Opti
         "request": review.admission_request,
     });
     let body = serde_json::to_vec(&wrapped).ok()?;
-    let request = admission::decode(&body).ok()?;
+    let request = admission::decode_shared(body.into()).ok()?;
     let mapped = admission::map(request, state.cluster.clone());
     Some(Input::new(mapped.review, state.clock.now()))
 }
@@ -402,8 +402,7 @@ async fn admit(
     let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
     let (body, mut hold) = read_body(state, req, growth).await?;
     decoded::charge(&mut hold, &state.body_budget, &body)?;
-    let request = admission::decode(&body)?;
-    drop(body);
+    let request = admission::decode_shared(body)?;
     if let Some(pod_security) = &state.pod_security
         && crate::pod_admission::is_pod(&request)
     {
@@ -559,8 +558,7 @@ async fn pods(
     let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
     let (body, mut hold) = read_body(state, req, growth).await?;
     decoded::charge(&mut hold, &state.body_budget, &body)?;
-    let request = admission::decode(&body)?;
-    drop(body);
+    let request = admission::decode_shared(body)?;
     let started = Instant::now();
     let response = match &state.pod_security {
         Some(pod_security) => {

@@ -9,7 +9,7 @@
 //! the type owns, so a new type never edits the vocabulary.
 
 use crate::names::{AuthorizerName, Code, RuleName};
-use crate::review::{ConditionsAwareDecision, ConditionsMap, DecisionType};
+use crate::review::{ConditionsAwareDecision, ConditionsMap, DecisionType, JsonText};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -80,7 +80,8 @@ pub enum AnnotationValue {
 }
 
 /// A JSON document escaped as the inside of a JSON string ([`crate::review::embedded_json`]);
-/// made only by [`AnnotationValue::json`], so it is always valid between two quotes.
+/// made only by [`AnnotationValue::json`] and [`AnnotationValue::written`], so it is always
+/// valid between two quotes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EscapedJson(String);
 
@@ -95,6 +96,14 @@ impl AnnotationValue {
     /// A document as an annotation (its JSON text, escaped once, in one pass).
     pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
         crate::review::embedded_json(value).map(|e| Self::EscapedJson(EscapedJson(e)))
+    }
+
+    /// A document written by `write` as an annotation (escaped as it is written: a
+    /// [`JsonText`] writes nothing that could end the string holding it).
+    pub fn written(write: impl FnOnce(&mut JsonText)) -> Self {
+        let mut text = JsonText::embedded(512);
+        write(&mut text);
+        Self::EscapedJson(EscapedJson(text.into_string()))
     }
 
     /// The text the API server records (a document's JSON text, unescaped).

@@ -152,10 +152,9 @@ impl Json {
         self.0.extend_from_slice(bytes);
     }
 
-    /// A string, quoted and escaped by serde_json.
+    /// A string, quoted and escaped as serde_json does.
     fn string(&mut self, s: &str) {
-        // Into a Vec, writing a string cannot fail.
-        let _ = serde_json::to_writer(&mut self.0, s);
+        crate::review::json_string(&mut self.0, s);
     }
 }
 

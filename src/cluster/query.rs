@@ -269,8 +269,11 @@ impl<'a> Found<'a> {
             .filter(|p| behind.iter().any(|sel| sel.selects(&p.labels)))
             .count();
         // Pods of one workload mount the same claims, which the index interns: each claim is
-        // looked up once (a name held twice, not interned, is only looked up twice).
-        let mut mounted: Vec<&Arc<str>> = self.pods.iter().flat_map(|p| p.claims.iter()).collect();
+        // looked up once (a name held twice, not interned, is only looked up twice). Runs of
+        // one claim go first, so what is sorted is short.
+        let mut mounted: Vec<&Arc<str>> = Vec::with_capacity(self.pods.len());
+        mounted.extend(self.pods.iter().flat_map(|p| p.claims.iter()));
+        mounted.dedup_by(|a, b| Arc::ptr_eq(a, b));
         mounted.sort_unstable_by_key(|c| Arc::as_ptr(c).cast::<u8>() as usize);
         mounted.dedup_by(|a, b| Arc::ptr_eq(a, b));
         for claim in mounted {

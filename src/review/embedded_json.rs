@@ -24,7 +24,7 @@ pub fn embedded_json<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_j
 }
 
 /// serde_json's compact formatter, with every quote and escape it writes escaped once more.
-struct Escaped;
+pub(super) struct Escaped;
 
 impl Formatter for Escaped {
     fn begin_string<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {

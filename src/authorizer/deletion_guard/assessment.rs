@@ -7,6 +7,8 @@ use crate::config::model::unusual::{UnusualAction, UnusualDeletions};
 use crate::decision::AnnotationValue;
 use serde::Serialize;
 
+mod report;
+
 /// The guard's decision codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -295,12 +297,8 @@ impl crate::decision::VerdictDetail for Assessment {
                 "risk-score",
                 itoa::Buffer::new().format(self.risk_score).into(),
             ),
-            // Written straight from the struct (field order), not through a `Value` tree, and
-            // escaped as it is written.
-            (
-                "report",
-                AnnotationValue::json(self).unwrap_or_else(|_| "null".into()),
-            ),
+            // Written by hand in the struct's order, escaped as it is written.
+            ("report", AnnotationValue::written(|t| self.write_report(t))),
         ]
     }
 

@@ -12,6 +12,7 @@ use super::status::{Limits, WatchHealth};
 use crate::object::{
     ClusterView, Dependents, LabelValues, ObjectRef, Subject, ViewError, ViewFuture,
 };
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -63,6 +64,12 @@ pub struct Cache {
     interner: Mutex<Interner>,
     health: [Mutex<WatchHealth>; Resource::ALL.len()],
     phase: Mutex<Phase>,
+    /// Counts changes of the health and the phase, each made while its lock is held.
+    changes: AtomicU64,
+    /// The `changes` seen by the last check that found the cache ready with every watch steady
+    /// (an answer time cannot change); `u64::MAX` before any. While `changes` still equals
+    /// it, the cache is ready without looking at each watch again.
+    steady_at: AtomicU64,
     client: OnceLock<kube::Client>,
     counters: Counters,
     options: CacheOptions,
@@ -91,6 +98,8 @@ impl Cache {
             interner: Mutex::new(Interner::default()),
             health: Default::default(),
             phase: Mutex::new(Phase::Idle),
+            changes: AtomicU64::new(0),
+            steady_at: AtomicU64::new(u64::MAX),
             client: OnceLock::new(),
             counters: Counters::default(),
             options,
@@ -103,7 +112,7 @@ impl Cache {
         if error.is_some() {
             self.counters.connect_error();
         }
-        let mut phase = lock(&self.phase);
+        let mut phase = self.phase_mut();
         if *phase != Phase::Watching {
             *phase = Phase::Connecting(error);
         }
@@ -117,7 +126,7 @@ impl Cache {
     /// The watches run (`watch::start`), or, in tests and benches, the cache is fed by hand
     /// through `watch::Feeder`s (it is still not ready until every resource has listed).
     pub fn mark_watching(&self) {
-        *lock(&self.phase) = Phase::Watching;
+        *self.phase_mut() = Phase::Watching;
     }
 
     /// The counters the watches increment.
@@ -153,13 +162,30 @@ impl Cache {
         f(&mut lock(&self.interner))
     }
 
-    /// The health of `resource`'s watch.
+    /// The health of `resource`'s watch, to change it.
     pub fn health(&self, resource: Resource) -> MutexGuard<'_, WatchHealth> {
-        lock(&self.health[resource.slot()])
+        let health = lock(&self.health[resource.slot()]);
+        // Counted once the lock is held: a check that saw the old count waits for this lock
+        // and sees the change, or sees the new count.
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        health
     }
 
-    /// `Ok` when the view answers; else why not.
+    /// The phase, to change it (counted as [`Cache::health`] counts).
+    fn phase_mut(&self) -> MutexGuard<'_, Phase> {
+        let phase = lock(&self.phase);
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        phase
+    }
+
+    /// `Ok` when the view answers; else why not. A decision asks several times; while nothing
+    /// changed since a check found every watch steady, the answer is that one's.
     fn check(&self, now: Instant) -> Result<(), ViewError> {
+        let seen = self.changes.load(Ordering::SeqCst);
+        if self.steady_at.load(Ordering::SeqCst) == seen {
+            return self.read(|_| ());
+        }
+        let mut steady = true;
         match &*lock(&self.phase) {
             Phase::Idle => {
                 return Err(ViewError::NotReady(
@@ -180,14 +206,20 @@ impl Cache {
         let problems: Vec<String> = Resource::ALL
             .into_iter()
             .filter_map(|r| {
-                let why = self.health(r).check(now, &self.options.limits).err()?;
+                let health = lock(&self.health[r.slot()]);
+                steady &= health.is_steady();
+                let why = health.check(now, &self.options.limits).err()?;
                 Some(format!("{}: {why}", r.plural()))
             })
             .collect();
         if !problems.is_empty() {
             return Err(ViewError::NotReady(problems.join("; ")));
         }
-        self.read(|_| ())
+        self.read(|_| ())?;
+        if steady {
+            self.steady_at.store(seen, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     /// What the metrics show at `now`; `None` while idle.
@@ -201,7 +233,7 @@ impl Cache {
             .unwrap_or_default();
         let ages = Resource::ALL
             .into_iter()
-            .filter_map(|r| Some((r, self.health(r).age(now)?)))
+            .filter_map(|r| Some((r, lock(&self.health[r.slot()]).age(now)?)))
             .collect();
         Some(Snapshot {
             ready,

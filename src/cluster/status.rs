@@ -60,6 +60,12 @@ impl WatchHealth {
         self.last_error = Some(message);
     }
 
+    /// Listed, with no failing streak: [`WatchHealth::check`] answers `Ok` at any time until
+    /// the state changes.
+    pub(crate) fn is_steady(&self) -> bool {
+        self.listed && self.failing_since.is_none()
+    }
+
     /// Whether the watch has listed at least once.
     pub fn has_listed(&self) -> bool {
         self.listed

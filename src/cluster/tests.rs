@@ -519,6 +519,50 @@ fn the_cache_is_not_ready_until_every_watch_listed() {
 }
 
 #[test]
+fn a_cache_found_ready_still_sees_every_later_watch_error() {
+    // Errors make a watch not ready at once, so that each change shows in the next check.
+    let limits = super::status::Limits {
+        stale_after: std::time::Duration::ZERO,
+        quiet: std::time::Duration::from_secs(3600),
+    };
+    let cache = Arc::new(Cache::new(CacheOptions {
+        limits,
+        ..CacheOptions::default()
+    }));
+    cache.mark_watching();
+    for r in Resource::ALL {
+        cache.health(r).listed(Instant::now());
+    }
+    // Found ready twice: the second answer comes from the first.
+    assert_eq!(cache.ready(), Ok(()));
+    assert_eq!(cache.ready(), Ok(()));
+    let mut pods = Feeder::new(cache.clone(), Resource::Pods, project::pod);
+    pods.error(&watcher::Error::NoResourceVersion);
+    let Err(ViewError::NotReady(why)) = cache.ready() else {
+        panic!("a failing watch after a ready check must not read as ready");
+    };
+    assert!(why.contains("pods: watch failing"), "{why}");
+    // A failing watch is not steady: asked again, it is looked at again, and still failing.
+    assert!(cache.ready().is_err());
+    // An event ends the streak: ready again, and steady.
+    pods.event(Event::Apply(wire(pod(
+        "shop",
+        "a",
+        "u",
+        "web",
+        "Running",
+        &[],
+    ))));
+    assert_eq!(cache.ready(), Ok(()));
+    assert_eq!(cache.ready(), Ok(()));
+    // An error on any other watch, the last in the list, is seen as well.
+    cache
+        .health(Resource::Namespaces)
+        .error(Instant::now(), "gone".into(), &limits);
+    assert!(matches!(cache.ready(), Err(ViewError::NotReady(m)) if m.contains("namespaces")));
+}
+
+#[test]
 fn a_relist_keeps_the_store_until_it_finishes_and_deletions_update_the_indexes() {
     let cache = ready_cache();
     for r in Resource::ALL {

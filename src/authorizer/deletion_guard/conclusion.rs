@@ -85,14 +85,7 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
     } else {
         ""
     };
-    let message = format!(
-        "{observed}{} (risk={} score={}{}{})",
-        finding.message,
-        risk.level.as_str(),
-        risk.score,
-        if risk.reasons.is_empty() { "" } else { ": " },
-        risk.reasons.join(", ")
-    );
+    let message = message(observed, &finding.message, &risk);
     let audit_code = Assessment::audit_code_for(mode, finding.code);
     let reason = Reason {
         rule: None,
@@ -115,4 +108,23 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         unusual: finding.unusual,
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))
+}
+
+/// `<observed><message> (risk=<LEVEL> score=<n>: <reason>, <reason>)`, written once at its
+/// length (every decision has one; `format!` and a join cost several times this).
+fn message(observed: &str, message: &str, risk: &Risk) -> String {
+    let mut buffer = itoa::Buffer::new();
+    let head = [observed, message, " (risk=", risk.level.as_str(), " score="];
+    let score = buffer.format(risk.score);
+    let reasons: usize = risk.reasons.iter().map(|r| r.len() + ", ".len()).sum();
+    let len = head.iter().map(|p| p.len()).sum::<usize>() + score.len() + reasons + ")".len();
+    let mut out = String::with_capacity(len);
+    head.iter().for_each(|p| out.push_str(p));
+    out.push_str(score);
+    for (i, reason) in risk.reasons.iter().enumerate() {
+        out.push_str(if i == 0 { ": " } else { ", " });
+        out.push_str(reason);
+    }
+    out.push(')');
+    out
 }

@@ -62,11 +62,17 @@ pub(super) fn assess(
 ) -> Risk {
     let w = &spec.weights;
     let mut score = 0;
-    let mut reasons = Vec::new();
-    let mut add = |points: u32, mut reason: String| {
+    let mut reasons = Vec::with_capacity(8);
+    // Each reason written once, at its length: its parts, then ` +<points>`.
+    let mut add = |points: u32, parts: &[&str]| {
         score = u32::saturating_add(score, points);
+        let mut buffer = itoa::Buffer::new();
+        let points = buffer.format(points);
+        let len = parts.iter().map(|p| p.len()).sum::<usize>() + " +".len() + points.len();
+        let mut reason = String::with_capacity(len);
+        parts.iter().for_each(|p| reason.push_str(p));
         reason.push_str(" +");
-        reason.push_str(itoa::Buffer::new().format(points));
+        reason.push_str(points);
         reasons.push(reason);
     };
     let sides = [
@@ -74,21 +80,21 @@ pub(super) fn assess(
         object_side(spec, target, facts),
     ];
     for (level, source) in sides.iter().flatten() {
-        add(w.level(*level), [level.as_str(), ": ", source].concat());
+        add(w.level(*level), &[level.as_str(), ": ", source]);
     }
     let protection = sides.iter().flatten().map(|(l, _)| *l).max();
     // A Namespace's deletion, not an update of it (an UPDATE lowering its label, or an
     // `updateResources` entry for namespaces).
     let deletion = matches!(target.verb, "delete" | "deletecollection");
     if deletion && target.is_namespace() && (facts.is_some() || protection.is_some()) {
-        add(w.namespace_deletion, "namespace deletion".into());
+        add(w.namespace_deletion, &["namespace deletion"]);
     }
     if target.verb == "deletecollection" {
-        add(w.deletecollection, "deletecollection".into());
+        add(w.deletecollection, &["deletecollection"]);
     }
     let impact = facts.map(|f| impact(w, target, f, &mut add));
     if spec.business_hours.contains(now) {
-        add(w.business_hours, "business hours".into());
+        add(w.business_hours, &["business hours"]);
     }
     Risk {
         score,
@@ -104,14 +110,15 @@ fn impact(
     w: &RiskWeights,
     target: &Target<'_>,
     facts: &ObjectFacts,
-    add: &mut impl FnMut(u32, String),
+    add: &mut impl FnMut(u32, &[&str]),
 ) -> Impact {
     let d: &Dependents = &facts.dependents;
-    let pods = || count_of(d.running_pods, " running pods affected");
+    let mut digits = itoa::Buffer::new();
+    let pods = [digits.format(d.running_pods), " running pods affected"];
     if d.running_pods >= w.many_pods_at {
-        add(w.many_pods, pods());
+        add(w.many_pods, &pods);
     } else if d.running_pods > 0 {
-        add(w.some_pods, pods());
+        add(w.some_pods, &pods);
     }
     let estimated_qps = u64::from(d.ingress_pods) * u64::from(w.qps_per_pod);
     let traffic = Traffic::of(facts.live_traffic.as_ref(), estimated_qps);
@@ -128,28 +135,26 @@ fn impact(
         };
         add(
             w.ingress,
-            [
+            &[
                 "ingress ",
                 first,
                 &more,
                 " reaches the target (",
                 &rate,
                 ")",
-            ]
-            .concat(),
+            ],
         );
     }
     if w.high_traffic > 0 && traffic.requests_per_second >= f64::from(w.high_traffic_at) {
         add(
             w.high_traffic,
-            format!("traffic {rate} >= {} req/s", w.high_traffic_at),
+            &[&format!("traffic {rate} >= {} req/s", w.high_traffic_at)],
         );
     }
     if !d.bound_volumes.is_empty() {
-        add(
-            w.bound_volumes,
-            count_of(d.bound_volumes.len(), " bound volumes affected"),
-        );
+        let mut digits = itoa::Buffer::new();
+        let volumes = digits.format(d.bound_volumes.len());
+        add(w.bound_volumes, &[volumes, " bound volumes affected"]);
     }
     let namespace = match (target.namespace, target.is_namespace()) {
         ("", _) | (_, true) => "",
@@ -311,11 +316,6 @@ fn named(target: &Target<'_>, namespace: &str, between: &str) -> String {
         target.name,
     ]
     .concat()
-}
-
-/// `<n><what>` (`25 running pods affected`).
-fn count_of(n: impl itoa::Integer, what: &str) -> String {
-    [itoa::Buffer::new().format(n), what].concat()
 }
 
 /// The level of a score.

@@ -17,6 +17,7 @@ use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// The only `apiVersion` served (`admissionReviewVersions: [v1]` in the shipped configuration).
 pub const API_VERSION: &str = "admission.k8s.io/v1";
@@ -27,11 +28,11 @@ pub const KIND: &str = "AdmissionReview";
 /// The whole review in one pass: what a well-formed body decodes as (the objects as `O`).
 #[derive(Deserialize)]
 #[serde(bound = "O: DeserializeOwned")]
-struct Whole<O> {
-    #[serde(rename = "apiVersion", default)]
-    api_version: Option<String>,
-    #[serde(default)]
-    kind: Option<String>,
+struct Whole<'a, O> {
+    #[serde(rename = "apiVersion", default, borrow)]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    kind: Option<Cow<'a, str>>,
     #[serde(default, deserialize_with = "object_only")]
     request: Option<WireRequest<O>>,
 }
@@ -93,7 +94,7 @@ pub fn decode_shared(body: Bytes) -> Result<AdmissionRequest, AdmissionError> {
     // checking it again; a body that is not UTF-8 takes the path below, whose error says where.
     // A body the one pass cannot read (a field named twice in an object, say) takes it too.
     if let Ok(text) = std::str::from_utf8(&body)
-        && let Ok(whole) = serde_json::from_str::<Whole<FieldHead>>(text)
+        && let Ok(whole) = serde_json::from_str::<Whole<'_, FieldHead>>(text)
     {
         envelope_checked(whole.api_version.as_deref(), whole.kind.as_deref())?;
         let wire = whole.request.ok_or(AdmissionError::MissingRequest)?;

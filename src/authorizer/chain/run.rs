@@ -157,9 +157,18 @@ impl Run {
 }
 
 fn attributed(name: &AuthorizerName, reason: &Reason) -> String {
-    AttributedReason {
+    use std::fmt::Write as _;
+    // Sized for the whole text first: a guard's reason runs to a few hundred bytes, and
+    // growing a string to it copies it several times.
+    let rule = reason.rule.as_ref().map_or(0, |r| r.as_str().len() + 1);
+    let code = reason.code.as_ref().map_or(0, |c| c.as_str().len() + 3);
+    let mut text =
+        String::with_capacity(name.as_str().len() + rule + 2 + reason.message.len() + code);
+    let attributed = AttributedReason {
         authorizer: name,
         reason,
-    }
-    .to_string()
+    };
+    // Writing into a String cannot fail.
+    let _ = write!(text, "{attributed}");
+    text
 }

@@ -36,8 +36,8 @@ pub struct Mapped {
 }
 
 /// Maps one request; `view` is the cluster the validation ring asks about dependents.
-pub fn map(request: AdmissionRequest, view: Arc<dyn ClusterView>) -> Mapped {
-    let attributes = attributes(&request);
+pub fn map(mut request: AdmissionRequest, view: Arc<dyn ClusterView>) -> Mapped {
+    let attributes = attributes(&mut request);
     // The request is taken apart: the requester and the objects move, not copied.
     let AdmissionRequest {
         uid,
@@ -81,37 +81,41 @@ pub fn map(request: AdmissionRequest, view: Arc<dyn ClusterView>) -> Mapped {
     }
 }
 
-/// The resource attributes of a request, as a SubjectAccessReview of it would carry them.
-fn attributes(request: &AdmissionRequest) -> ResourceAttributes {
+/// The resource attributes of a request, as a SubjectAccessReview of it would carry them (its
+/// strings moved out of the request, which needs them no more).
+fn attributes(request: &mut AdmissionRequest) -> ResourceAttributes {
     let subject = match request.operation {
         AdmissionOperation::Delete => request.old_object.as_ref(),
         _ => request.object.as_ref().or(request.old_object.as_ref()),
     };
-    let name = non_empty(&request.name).or_else(|| subject.map(Subject::name));
-    let name = name.unwrap_or("");
-    let r = &request.resource;
-    let namespace = match non_empty(&request.namespace) {
-        Some(ns) => ns,
-        None if r.group.is_empty() && r.resource == "namespaces" => name,
-        None => subject.map(Subject::namespace).unwrap_or(""),
+    let name = match taken(&mut request.name) {
+        Some(name) => name,
+        None => subject.map(Subject::name).unwrap_or("").to_owned(),
+    };
+    let r = &mut request.resource;
+    let namespace = match taken(&mut request.namespace) {
+        Some(ns) => Some(ns),
+        None if r.group.is_empty() && r.resource == "namespaces" => some(&name),
+        None => subject.and_then(|s| some(s.namespace())),
     };
     ResourceAttributes {
-        namespace: some(namespace),
+        namespace,
         verb: Some(request.operation.verb().to_owned()),
-        group: some(&r.group),
-        version: some(&r.version),
-        resource: some(&r.resource),
-        subresource: some(&request.sub_resource),
-        name: some(name),
+        group: taken(&mut r.group),
+        version: taken(&mut r.version),
+        resource: taken(&mut r.resource),
+        subresource: taken(&mut request.sub_resource),
+        name: (!name.is_empty()).then_some(name),
         ..Default::default()
     }
 }
 
-fn non_empty(s: &str) -> Option<&str> {
-    (!s.is_empty()).then_some(s)
-}
-
 /// A string field as a SubjectAccessReview from the API server carries it: absent when empty.
 fn some(s: &str) -> Option<String> {
-    non_empty(s).map(str::to_owned)
+    (!s.is_empty()).then(|| s.to_owned())
+}
+
+/// The field moved out, as [`some`] gives it.
+fn taken(field: &mut String) -> Option<String> {
+    (!field.is_empty()).then(|| std::mem::take(field))
 }

@@ -12,6 +12,7 @@ use super::decode::{API_VERSION, KIND};
 use crate::decision::AnnotationValue;
 use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The answer to one admission request.
@@ -24,7 +25,7 @@ pub struct AdmissionResponse {
     /// When refused: the message of the `Status` (code 403, reason `Forbidden`).
     pub(crate) denial: Option<String>,
     /// `auditAnnotations`, by key (without the webhook-name prefix the API server adds).
-    pub(crate) audit_annotations: BTreeMap<String, AnnotationValue>,
+    pub(crate) audit_annotations: BTreeMap<Cow<'static, str>, AnnotationValue>,
     /// `warnings`, shown by kubectl and client-go.
     pub warnings: Vec<String>,
     /// A JSONPatch (RFC 6902) the API server applies to the object (mutating webhooks only),
@@ -54,11 +55,16 @@ impl AdmissionResponse {
 
     /// Adds an audit annotation; `false` (and nothing added) when `key` is not a valid name
     /// part of a qualified name, which the API server would drop.
-    pub fn annotate(&mut self, key: &str, value: impl Into<AnnotationValue>) -> bool {
-        if !is_annotation_key(key) {
+    pub fn annotate(
+        &mut self,
+        key: impl Into<Cow<'static, str>>,
+        value: impl Into<AnnotationValue>,
+    ) -> bool {
+        let key = key.into();
+        if !is_annotation_key(&key) {
             return false;
         }
-        self.audit_annotations.insert(key.to_owned(), value.into());
+        self.audit_annotations.insert(key, value.into());
         true
     }
 

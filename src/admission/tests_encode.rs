@@ -60,7 +60,7 @@ fn by_serde(r: &AdmissionResponse) -> Vec<u8> {
             audit_annotations: r
                 .audit_annotations
                 .iter()
-                .map(|(k, v)| (k.as_str(), v.text().into_owned()))
+                .map(|(k, v)| (k.as_ref(), v.text().into_owned()))
                 .collect(),
             warnings: &r.warnings,
             patch_type: r.patch.as_ref().map(|_| "JSONPatch"),
@@ -111,7 +111,7 @@ proptest! {
             uid,
             allowed,
             denial,
-            audit_annotations: annotations.into_iter().collect(),
+            audit_annotations: annotations.into_iter().map(|(k, v)| (k.into(), v)).collect(),
             warnings,
             patch,
         };

@@ -20,6 +20,7 @@ use crate::authorizer::{Answer, Step, StepOutcome};
 use crate::config::FailurePolicy;
 use crate::config::duration::GoDuration;
 use crate::decision::{AttributedReason, Decision};
+use std::borrow::Cow;
 use std::time::Duration;
 
 /// The time the chain has for one request: `--review-timeout`, or less when kube-apiserver says
@@ -99,14 +100,14 @@ fn annotate(response: &mut AdmissionResponse, step: &Step) {
         return;
     };
     for (key, value) in detail.admission_annotations() {
-        let key = if response.audit_annotations.contains_key(key) {
-            format!("{}.{key}", step.authorizer)
+        let key: Cow<'static, str> = if response.audit_annotations.contains_key(key) {
+            format!("{}.{key}", step.authorizer).into()
         } else {
-            key.to_owned()
+            key.into()
         };
-        if !response.annotate(&key, value) {
+        if !response.annotate(key.clone(), value) {
             tracing::debug!(
-                key,
+                key = key.as_ref(),
                 "audit annotation key is not a qualified name part; left out"
             );
         }
@@ -264,7 +265,7 @@ mod tests {
         assert_eq!(
             r.audit_annotations
                 .into_iter()
-                .map(|(k, v)| (k, v.text().into_owned()))
+                .map(|(k, v)| (k.into_owned(), v.text().into_owned()))
                 .collect::<Vec<_>>(),
             [
                 ("code".to_owned(), "ALLOW".to_owned()),

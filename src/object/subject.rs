@@ -21,7 +21,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// One Kubernetes object as it arrived (an admission request's `object` or `oldObject`, or a
 /// saved file), read through accessors that never fail: a missing or mistyped field reads as
@@ -173,7 +173,12 @@ impl Subject {
 
     /// The labels whose values are strings.
     pub fn labels(&self) -> Option<&BTreeMap<String, String>> {
-        self.head.meta()?.labels.0.as_ref()
+        self.head.meta()?.labels.0.as_deref()
+    }
+
+    /// The labels whose values are strings, shared (a copy costs a count, not the map).
+    pub fn shared_labels(&self) -> Option<Arc<BTreeMap<String, String>>> {
+        self.head.meta()?.labels.0.clone()
     }
 
     /// The value of annotation `key`.

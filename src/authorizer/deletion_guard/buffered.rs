@@ -185,7 +185,7 @@ impl Guard<'_> {
                 snapshot.as_deref(),
                 (level, input.now),
                 target,
-                Some(&facts.labels),
+                Some(facts.labels()),
                 id,
             )? {
                 Err(stop) => stop,

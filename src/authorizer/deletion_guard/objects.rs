@@ -13,6 +13,7 @@ use crate::object::{
     Subject,
 };
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What the validation ring learned about one object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,11 +39,22 @@ pub(super) struct ObjectFacts {
     pub(super) dry_run: bool,
     /// The stored object's uid (`""` when unknown).
     pub(super) uid: String,
-    /// The stored object's labels, which a ticket's label selector is matched against.
-    pub(super) labels: BTreeMap<String, String>,
+    /// The stored object's labels, which a ticket's label selector is matched against (none:
+    /// no stored object, or no labels).
+    pub(super) labels: Option<Arc<BTreeMap<String, String>>>,
     /// What the live traffic source said of the target (set by the pipeline, which owns the
     /// source), when it covers the target's kind.
     pub(super) live_traffic: Option<super::traffic::Measured>,
+}
+
+/// No labels (what an object without any, or no object, has).
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+
+impl ObjectFacts {
+    /// The stored object's labels (empty when none).
+    pub(super) fn labels(&self) -> &BTreeMap<String, String> {
+        self.labels.as_deref().unwrap_or(&NO_LABELS)
+    }
 }
 
 /// A protection label as read: its level and the value written (unknown values read as
@@ -195,14 +207,9 @@ pub(super) async fn gather(
         finalizer_removed: false,
         dry_run: ctx.dry_run,
         uid: stored.map(|s| s.uid().to_owned()).unwrap_or_default(),
-        labels: stored.map(labels_of).unwrap_or_default(),
+        labels: stored.and_then(Subject::shared_labels),
         live_traffic: None,
     })
-}
-
-/// The string labels of `object`.
-fn labels_of(object: &Subject) -> BTreeMap<String, String> {
-    object.labels().cloned().unwrap_or_default()
 }
 
 /// Whether an UPDATE lowers or removes the protection label (what the validation ring judges of

@@ -89,7 +89,7 @@ pub(super) async fn gate(
         now: case.now,
         object_uid: case.facts.as_ref().map(|f| f.uid.as_str()),
         wildcard_targets: settings.allow_wildcard_targets,
-        object_labels: case.facts.as_ref().map(|f| &f.labels),
+        object_labels: case.facts.as_ref().map(|f| f.labels()),
     };
     Ok(match id {
         Some(id) => match check_presented(tickets, id, &need, &case.target) {

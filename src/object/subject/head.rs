@@ -4,6 +4,7 @@
 use super::lenient::{FromObject, Lenient};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The read fields of one object; absent or mistyped fields are `None`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -28,8 +29,9 @@ pub(super) struct Meta {
     pub namespace: Lenient<String>,
     #[serde(default)]
     pub uid: Lenient<String>,
+    /// Shared: the validation ring keeps the stored object's labels for the ticket gates.
     #[serde(default)]
-    pub labels: Lenient<BTreeMap<String, String>>,
+    pub labels: Lenient<Arc<BTreeMap<String, String>>>,
     #[serde(default)]
     pub annotations: Lenient<BTreeMap<String, String>>,
     #[serde(default)]

@@ -76,6 +76,25 @@ impl Keep for BTreeMap<String, String> {
     }
 }
 
+/// A kept value, shared.
+impl<T: Keep> Keep for std::sync::Arc<T> {
+    fn from_str(s: &str) -> Option<Self> {
+        T::from_str(s).map(Self::new)
+    }
+    fn from_u64(v: u64) -> Option<Self> {
+        T::from_u64(v).map(Self::new)
+    }
+    fn from_i64(v: i64) -> Option<Self> {
+        T::from_i64(v).map(Self::new)
+    }
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        T::from_map(map).map(|t| t.map(Self::new))
+    }
+    fn from_seq<'de, A: SeqAccess<'de>>(seq: A) -> Result<Option<Self>, A::Error> {
+        T::from_seq(seq).map(|t| t.map(Self::new))
+    }
+}
+
 /// The string elements of an array, in order; other elements are skipped.
 impl Keep for Vec<String> {
     fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {

@@ -101,7 +101,8 @@ impl AnnotationValue {
     /// A document written by `write` as an annotation (escaped as it is written: a
     /// [`JsonText`] writes nothing that could end the string holding it).
     pub fn written(write: impl FnOnce(&mut JsonText)) -> Self {
-        let mut text = JsonText::embedded(512);
+        // A report runs to some 700 bytes; 1 KiB is still a small allocation for the allocator.
+        let mut text = JsonText::embedded(1024);
         write(&mut text);
         Self::EscapedJson(EscapedJson(text.into_string()))
     }

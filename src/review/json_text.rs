@@ -4,7 +4,7 @@
 //!
 //! serde_json escapes a string one byte at a time through a table, and escapes every field name
 //! the same way; most of what warrant writes (names, codes, reasons) needs no escaping at all.
-//! Here a string is checked sixteen bytes at a time and copied whole when it is clean; one that
+//! Here a string is checked eight bytes at a time and copied whole when it is clean; one that
 //! is not goes through serde_json, so the text is byte for byte what serde_json writes.
 
 use super::embedded_json::Escaped;

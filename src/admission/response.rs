@@ -87,7 +87,7 @@ impl AdmissionResponse {
 
     /// The response as an `AdmissionReview` JSON body: written field by field, the fields serde
     /// would write in its order (`tests_encode` compares the bytes with serde's), so that an
-    /// annotation holding a document goes out as it was escaped ([`AnnotationValue::json`]).
+    /// annotation holding a document goes out as it was escaped (`AnnotationValue::EscapedJson`).
     pub fn encode(&self) -> Vec<u8> {
         let escaped: usize = self.audit_annotations.values().map(escaped_len).sum();
         let mut out = Json(Vec::with_capacity(256 + escaped));

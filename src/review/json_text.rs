@@ -1,6 +1,6 @@
-//! [`JsonText`]: compact JSON written by hand, field by field, either as it is (a response
-//! envelope) or already escaped as the inside of a JSON string (a report carried in an audit
-//! annotation, as [`super::embedded_json`] writes one).
+//! [`JsonText`]: compact JSON written by hand, field by field, already escaped as the inside of
+//! a JSON string (a report carried in an audit annotation, as [`super::embedded_json`] writes
+//! one); [`json_string`]: one string written as it is (a response envelope's).
 //!
 //! serde_json escapes a string one byte at a time through a table, and escapes every field name
 //! the same way; most of what warrant writes (names, codes, reasons) needs no escaping at all.
@@ -10,31 +10,21 @@
 use super::embedded_json::Escaped;
 use serde::Serialize;
 
-/// A compact JSON text being written. Only structure, numbers and escaped strings can be
-/// written, so in the embedded form no byte can end the string that holds the text.
+/// A compact JSON text being written escaped as the inside of a JSON string (without the outer
+/// quotes). Only structure, numbers and escaped strings can be written, so no byte can end the
+/// string that holds the text.
 #[derive(Debug)]
 pub struct JsonText {
     out: Vec<u8>,
-    embedded: bool,
     /// No member or element has been written yet in the innermost open object or array.
     first: bool,
 }
 
 impl JsonText {
-    /// A text written as it is.
-    pub fn plain(capacity: usize) -> Self {
-        Self {
-            out: Vec::with_capacity(capacity),
-            embedded: false,
-            first: true,
-        }
-    }
-
-    /// A text written escaped as the inside of a JSON string (without the outer quotes).
+    /// An empty text with room for `capacity` bytes.
     pub fn embedded(capacity: usize) -> Self {
         Self {
             out: Vec::with_capacity(capacity),
-            embedded: true,
             first: true,
         }
     }
@@ -84,18 +74,12 @@ impl JsonText {
         self.first = false;
     }
 
-    /// `bytes`, which need no escaping, between quotes.
+    /// `bytes`, which need no escaping, between escaped quotes.
     fn quoted(&mut self, bytes: &[u8]) {
         self.out.reserve(bytes.len() + 4);
-        if self.embedded {
-            self.out.push(b'\\');
-        }
-        self.out.push(b'"');
+        self.out.extend_from_slice(br#"\""#);
         self.out.extend_from_slice(bytes);
-        if self.embedded {
-            self.out.push(b'\\');
-        }
-        self.out.push(b'"');
+        self.out.extend_from_slice(br#"\""#);
     }
 
     /// A string value, quoted and escaped.
@@ -129,23 +113,14 @@ impl JsonText {
             .extend_from_slice(if b { b"true" } else { b"false" });
     }
 
-    /// Any value, as serde_json writes it (escaped once more in the embedded form).
+    /// Any value, as serde_json writes it, escaped once more.
     pub fn value<T: Serialize + ?Sized>(&mut self, value: &T) {
         // Into a Vec, writing fails only for a value whose own `Serialize` fails (a map with
         // keys that are not strings): none of warrant's types.
-        let _ = if self.embedded {
-            value.serialize(&mut serde_json::Serializer::with_formatter(
-                &mut self.out,
-                Escaped,
-            ))
-        } else {
-            value.serialize(&mut serde_json::Serializer::new(&mut self.out))
-        };
-    }
-
-    /// The text written.
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.out
+        let _ = value.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut self.out,
+            Escaped,
+        ));
     }
 
     /// The text written, as a string.
@@ -199,7 +174,7 @@ fn is_clean(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{JsonText, is_clean};
+    use super::{JsonText, is_clean, json_string};
     use crate::review::embedded_json;
     use proptest::prelude::*;
 
@@ -215,43 +190,35 @@ mod tests {
 
     #[test]
     fn structure_is_written_compact_with_separators() {
-        for embed in [false, true] {
-            let mut t = if embed {
-                JsonText::embedded(0)
-            } else {
-                JsonText::plain(0)
-            };
-            t.begin_object();
-            t.field("a");
-            t.strings(&["x", "y\"z"]);
-            t.field("o");
-            t.begin_object();
-            t.field("n");
-            t.unsigned(7);
-            t.end_object();
-            t.field("b");
-            t.boolean(false);
-            t.field("v");
-            t.value(&serde_json::json!([1.5, null]));
-            t.end_object();
-            let plain = r#"{"a":["x","y\"z"],"o":{"n":7},"b":false,"v":[1.5,null]}"#;
-            let got = t.into_string();
-            if embed {
-                // The embedded text is the plain one escaped: it reads back as it.
-                let read = serde_json::from_str::<String>(&format!("\"{got}\"")).unwrap();
-                assert_eq!(read, plain);
-            } else {
-                assert_eq!(got, plain);
-            }
-        }
+        let mut t = JsonText::embedded(0);
+        t.begin_object();
+        t.field("a");
+        t.strings(&["x", "y\"z"]);
+        t.field("o");
+        t.begin_object();
+        t.field("n");
+        t.unsigned(7);
+        t.end_object();
+        t.field("b");
+        t.boolean(false);
+        t.field("v");
+        t.value(&serde_json::json!([1.5, null]));
+        t.end_object();
+        let got = t.into_string();
+        // The text is the compact document escaped: it reads back as it.
+        let read = serde_json::from_str::<String>(&format!("\"{got}\"")).unwrap();
+        assert_eq!(
+            read,
+            r#"{"a":["x","y\"z"],"o":{"n":7},"b":false,"v":[1.5,null]}"#
+        );
     }
 
     proptest! {
         #[test]
         fn strings_are_written_as_serde_json_writes_them(s in any::<String>()) {
-            let mut plain = JsonText::plain(0);
-            plain.string(&s);
-            prop_assert_eq!(plain.into_string(), serde_json::to_string(&s).unwrap());
+            let mut plain = Vec::new();
+            json_string(&mut plain, &s);
+            prop_assert_eq!(String::from_utf8(plain).unwrap(), serde_json::to_string(&s).unwrap());
             let mut embedded = JsonText::embedded(0);
             embedded.string(&s);
             prop_assert_eq!(embedded.into_string(), embedded_json(&s).unwrap());
@@ -263,9 +230,12 @@ mod tests {
         ) {
             let s = format!("{prefix}{bad}{suffix}");
             prop_assert!(!is_clean(s.as_bytes()));
-            let mut plain = JsonText::plain(0);
-            plain.string(&s);
-            prop_assert_eq!(plain.into_string(), serde_json::to_string(&s).unwrap());
+            let mut plain = Vec::new();
+            json_string(&mut plain, &s);
+            prop_assert_eq!(String::from_utf8(plain).unwrap(), serde_json::to_string(&s).unwrap());
+            let mut embedded = JsonText::embedded(0);
+            embedded.string(&s);
+            prop_assert_eq!(embedded.into_string(), embedded_json(&s).unwrap());
         }
     }
 }

@@ -102,9 +102,11 @@ pub(super) fn verdict(mode: Mode, finding: Finding, risk: Risk) -> Verdict {
         risk_reasons: risk.reasons,
         ticket: finding.ticket,
         single_use_ticket: finding.single_use,
-        impact: risk
-            .impact
-            .map(|i| ImpactReport::new(i.target, i.dependents, i.estimated_qps, i.traffic)),
+        impact: risk.impact.map(|i| {
+            // The facts are gone by now where the pipeline concludes, so the lists move.
+            let dependents = Arc::unwrap_or_clone(i.dependents);
+            ImpactReport::new(i.target, dependents, i.estimated_qps, i.traffic)
+        }),
         unusual: finding.unusual,
     };
     Verdict::new(decision, reason).with_detail(Arc::new(assessment))

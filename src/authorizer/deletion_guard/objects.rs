@@ -24,8 +24,9 @@ pub(super) struct ObjectFacts {
     pub(super) namespace_label: Option<LabelLevel>,
     /// For a Namespace's deletion: the highest protection label on the objects it holds.
     pub(super) held: Option<Held>,
-    /// What depends on the object.
-    pub(super) dependents: Dependents,
+    /// What depends on the object (shared with the risk's impact, which the report then
+    /// takes: its name lists are not copied).
+    pub(super) dependents: Arc<Dependents>,
     /// The ticket id annotated on the object.
     pub(super) annotated_ticket: Option<String>,
     /// Why deleting the object takes more with it, when `cascadeProtection` is on and it does.
@@ -200,7 +201,7 @@ pub(super) async fn gather(
         label,
         namespace_label,
         held,
-        dependents,
+        dependents: Arc::new(dependents),
         annotated_ticket,
         cascade,
         tampering,

@@ -3,7 +3,7 @@
 //! serves both rings: a SubjectAccessReview (the authorization ring, names only) and an
 //! admission request (the validation ring, with the object's facts).
 
-use super::assessment::GuardCode;
+use super::assessment::{GuardCode, UnusualReport};
 use super::case::Case;
 use super::conclusion::{self, Finding};
 use super::error::GuardError;
@@ -117,7 +117,8 @@ impl DeletionGuard {
     ) -> Result<Verdict, AuthorizerError> {
         let spec = &self.shared.spec;
         let mut update = buffered::BufferUpdate::default();
-        let mut confirmed = None;
+        // Boxed: a confirmed deletion is rare, and this is held across every await below.
+        let mut confirmed: Option<Box<Verdict>> = None;
         if ctx.operation == Operation::Update
             && let Some(target) = scope::admission_target(&input.review, ctx.operation)
         {
@@ -127,9 +128,11 @@ impl DeletionGuard {
                 metrics: &self.metrics,
                 deadline,
             };
-            match guard.rules(input, target, ctx, update).await? {
+            // Boxed: the buffer's rules run for few updates, and their future inline would
+            // make every review's larger (see `conclude`).
+            match Box::pin(guard.rules(input, target, ctx, update)).await? {
                 buffered::Ruled::Refused(v) => return Ok(v),
-                buffered::Ruled::Confirmed(v) => confirmed = Some(v),
+                buffered::Ruled::Confirmed(v) => confirmed = Some(Box::new(v)),
                 buffered::Ruled::Nothing => {}
             }
         }
@@ -137,14 +140,14 @@ impl DeletionGuard {
             Scope::Outside => return Ok(Verdict::bare(Decision::NoOpinion)),
             Scope::Excluded(why) => match own_account_overreach(spec, input, ctx) {
                 Some(target) => target,
-                None => return Ok(confirmed.unwrap_or_else(|| self.excluded(why))),
+                None => return Ok(confirmed.map_or_else(|| self.excluded(why), |v| *v)),
             },
             Scope::Judged(target) => target,
         };
         let stands_aside = || {
             confirmed
-                .clone()
-                .unwrap_or(Verdict::bare(Decision::NoOpinion))
+                .as_deref()
+                .map_or(Verdict::bare(Decision::NoOpinion), Verdict::clone)
         };
         let is_update = ctx.operation == Operation::Update;
         if is_update && !update.finalizer_removed && !objects::lowers_label(spec, ctx) {
@@ -158,26 +161,21 @@ impl DeletionGuard {
             let facts = self.gather(ctx, &target, deadline).await.ok();
             return Ok(self.conclude(input, target, facts, deadline).await?);
         }
-        match self.gather(ctx, &target, deadline).await {
-            Ok(mut facts) => {
-                facts.finalizer_removed = update.finalizer_removed;
-                let removal = facts.finalizer_removed
-                    && buffered::removal_guarded(spec, &target, input, &facts);
-                if is_update && facts.tampering.is_none() && !removal {
-                    return Ok(stands_aside());
-                }
-                facts.finalizer_removed = removal;
-                Ok(self.conclude(input, target, Some(facts), deadline).await?)
-            }
+        let facts = match self.gather(ctx, &target, deadline).await {
+            Ok(facts) => facts,
             Err(e) if spec.mode == Mode::Observe => {
                 // Observe mode admits everything: the failure is recorded, not applied.
                 let risk = risk::assess(spec, &target, input.now, None);
                 let finding = Finding::new(GuardCode::ClusterUnavailable, e.to_string());
                 self.metrics.record(finding.code);
-                Ok(conclusion::verdict(spec.mode, finding, risk))
+                return Ok(conclusion::verdict(spec.mode, finding, risk));
             }
-            Err(e) => Err(e.into()),
-        }
+            Err(e) => return Err(e.into()),
+        };
+        let Some(facts) = judged(spec, &target, input, (is_update, update), facts) else {
+            return Ok(stands_aside());
+        };
+        Ok(self.conclude(input, target, Some(facts), deadline).await?)
     }
 
     /// The object's facts, with what the live traffic source says of it.
@@ -217,25 +215,34 @@ impl DeletionGuard {
         Some(measured)
     }
 
-    /// Scores the case, runs the gates and records the finding.
-    async fn conclude(
-        &self,
-        input: &Input,
-        target: scope::Target<'_>,
+    /// Scores the case, runs the gates and records the finding. The case is built before the
+    /// future is, and boxed: the future holds a pointer to it instead of the case and the
+    /// arguments it was built from (an `async fn` keeps both), so the guard's whole future stays
+    /// within the allocator's per-thread cache (glibc's serves up to 1,032 bytes; a larger
+    /// block costs several times as much to allocate and free, on every review).
+    fn conclude<'a>(
+        &'a self,
+        input: &'a Input,
+        target: scope::Target<'a>,
         facts: Option<ObjectFacts>,
         deadline: Deadline,
-    ) -> Result<Verdict, GuardError> {
+    ) -> impl Future<Output = Result<Verdict, GuardError>> + 'a {
         let spec = &self.shared.spec;
-        let case = Case {
+        let case = Box::new(Case {
             review: &input.review,
             now: input.now,
             risk: risk::assess(spec, &target, input.now, facts.as_ref()),
             target,
             facts,
-        };
-        let finding = self.decide(&case, deadline).await?;
-        self.metrics.record(finding.code);
-        Ok(conclusion::verdict(spec.mode, finding, case.risk))
+        });
+        async move {
+            let finding = self.decide(&case, deadline).await?;
+            self.metrics.record(finding.code);
+            // The facts go first: the report then takes the dependents they shared.
+            let Case { risk, facts, .. } = *case;
+            drop(facts);
+            Ok(conclusion::verdict(spec.mode, finding, risk))
+        }
     }
 
     /// Runs the gates in their fixed order; the first that stops the case decides. Break-glass
@@ -261,18 +268,9 @@ impl DeletionGuard {
             return Ok(stop);
         }
         let burst = unusual::gate(&meter, spec, &self.shared.baselines, case).await?;
-        let (escalation, report) = match burst {
-            None => (None, None),
-            Some(b) => {
-                self.metrics.record_unusual();
-                match spec.unusual_deletions.as_ref().map(|u| u.action) {
-                    Some(UnusualAction::Deny) => {
-                        return Ok(b.finding.with_unusual(Some(b.report)));
-                    }
-                    Some(UnusualAction::RequireTicket) => (Some(b.finding), Some(b.report)),
-                    _ => (None, Some(b.report)),
-                }
-            }
+        let (escalation, report) = match self.unusual_action(burst) {
+            Ok(acted) => acted,
+            Err(stop) => return Ok(stop),
         };
         let finding = self.protection_gates(case, escalation, deadline).await?;
         if finding.code.denies() || !spends {
@@ -284,40 +282,103 @@ impl DeletionGuard {
             .with_unusual(report))
     }
 
+    /// What a burst (if any) does, by the unusual-deletion action, counted: `Err` with the
+    /// finding that stops the case (`Deny`), else the finding a ticket must lift
+    /// (`RequireTicket`) and the report the audit record shows.
+    fn unusual_action(&self, burst: Option<unusual::Burst>) -> Result<Escalated, Finding> {
+        let Some(b) = burst else {
+            return Ok((None, None));
+        };
+        self.metrics.record_unusual();
+        let action = self
+            .shared
+            .spec
+            .unusual_deletions
+            .as_ref()
+            .map(|u| u.action);
+        match action {
+            Some(UnusualAction::Deny) => Err(b.finding.with_unusual(Some(b.report))),
+            Some(UnusualAction::RequireTicket) => Ok((Some(b.finding), Some(b.report))),
+            _ => Ok((None, Some(b.report))),
+        }
+    }
+
     /// The gates of a target worth guarding: change windows and freezes, cascades, tampering,
     /// then tickets. The authorization ring guards protected targets only (and any target of a
     /// burst that must present a ticket, `escalation`); the validation ring guards every object
-    /// it is sent, by its risk.
-    async fn protection_gates(
-        &self,
-        case: &Case<'_>,
+    /// it is sent, by its risk. Only the ticket source is awaited: the gates before it are
+    /// decided before the future is made (see `conclude`).
+    fn protection_gates<'a>(
+        &'a self,
+        case: &'a Case<'a>,
         escalation: Option<Finding>,
         deadline: Deadline,
-    ) -> Result<Finding, GuardError> {
+    ) -> impl Future<Output = Result<Finding, GuardError>> + 'a {
         let spec = &self.shared.spec;
-        if case.risk.protection.is_none() && !case.at_admission() && escalation.is_none() {
-            return Ok(Finding::new(GuardCode::Allow, "target not protected"));
-        }
-        let level = case.risk.protection.unwrap_or(Level::Standard);
-        if let Some(stop) = windows::gate(spec, case) {
-            return Ok(stop);
-        }
-        let demand = match (demand(spec, case), escalation) {
-            (Demand::IfRequired, Some(burst)) => Demand::Always(burst),
-            (demand, _) => demand,
-        };
+        let before = before_tickets(spec, case, escalation);
         let source = self.shared.tickets.as_deref();
-        Ok(
-            match tickets::gate(spec, source, level, case, demand, deadline).await? {
-                Ticketed::Refused(stop) => stop,
-                Ticketed::NotRequired => Finding::passed(case.risk.level, None),
-                Ticketed::Covered(c) => {
-                    Finding::passed(case.risk.level, Some(c.id)).single_use(c.single_use)
-                }
-            },
-        )
+        async move {
+            let (level, demand) = match before {
+                Ok(ticketed) => ticketed,
+                Err(stop) => return Ok(stop),
+            };
+            Ok(
+                match tickets::gate(spec, source, level, case, demand, deadline).await? {
+                    Ticketed::Refused(stop) => stop,
+                    Ticketed::NotRequired => Finding::passed(case.risk.level, None),
+                    Ticketed::Covered(c) => {
+                        Finding::passed(case.risk.level, Some(c.id)).single_use(c.single_use)
+                    }
+                },
+            )
+        }
     }
 }
+
+/// The protection gates before the tickets: `Err` with the finding that decides the case (an
+/// unprotected target in the authorization ring, a change window or freeze), else the level the
+/// target is guarded at and when a ticket is demanded.
+fn before_tickets(
+    spec: &GuardSpec,
+    case: &Case<'_>,
+    escalation: Option<Finding>,
+) -> Result<(Level, Demand), Finding> {
+    if case.risk.protection.is_none() && !case.at_admission() && escalation.is_none() {
+        return Err(Finding::new(GuardCode::Allow, "target not protected"));
+    }
+    let level = case.risk.protection.unwrap_or(Level::Standard);
+    if let Some(stop) = windows::gate(spec, case) {
+        return Err(stop);
+    }
+    let demand = match (demand(spec, case), escalation) {
+        (Demand::IfRequired, Some(burst)) => Demand::Always(burst),
+        (demand, _) => demand,
+    };
+    Ok((level, demand))
+}
+
+/// The facts of an admission request the gates judge, `None` when the guard stands aside: an
+/// UPDATE is judged only when it lowers the protection label or removes the buffer's finalizer
+/// where that removal is guarded. The facts are taken and given back rather than borrowed, so
+/// the caller's future does not keep a second copy of them across the gates.
+fn judged(
+    spec: &GuardSpec,
+    target: &scope::Target<'_>,
+    input: &Input,
+    (is_update, update): (bool, buffered::BufferUpdate<'_>),
+    mut facts: ObjectFacts,
+) -> Option<ObjectFacts> {
+    facts.finalizer_removed = update.finalizer_removed;
+    let removal = facts.finalizer_removed && buffered::removal_guarded(spec, target, input, &facts);
+    if is_update && facts.tampering.is_none() && !removal {
+        return None;
+    }
+    facts.finalizer_removed = removal;
+    Some(facts)
+}
+
+/// A burst's escalation (the finding a ticket must lift) and its report.
+type Escalated = (Option<Finding>, Option<UnusualReport>);
 
 /// When a ticket is required whatever the level and risk: a cascading deletion
 /// (`CASCADE_BLOCKED` without one), a guarded removal of the buffer's finalizer and a lowered

@@ -142,7 +142,7 @@ pub(super) async fn gate(
     for (i, limit) in covering(limits, t.group, t.resource) {
         let has = match limit.scope {
             RateLimitScope::Replica => m.buckets.has_token(i, limit, t.user, case.now),
-            RateLimitScope::Cluster => in_cluster(m, i, limit, case, false).await?,
+            RateLimitScope::Cluster => Box::pin(in_cluster(m, i, limit, case, false)).await?,
         };
         if !has {
             return Ok(Some(limited(limit, t.user)));
@@ -164,7 +164,7 @@ pub(super) async fn spend(
     for (i, limit) in covering(limits, t.group, t.resource) {
         let taken = match limit.scope {
             RateLimitScope::Replica => m.buckets.take(i, limit, t.user, case.now),
-            RateLimitScope::Cluster => in_cluster(m, i, limit, case, true).await?,
+            RateLimitScope::Cluster => Box::pin(in_cluster(m, i, limit, case, true)).await?,
         };
         if !taken {
             return Ok(Some(limited(limit, t.user)));
@@ -174,7 +174,9 @@ pub(super) async fn spend(
 }
 
 /// Asks (or, with `take`, spends from) the cluster bucket of limit `i` for the requester,
-/// within the review's deadline. A failure is logged and returned.
+/// within the review's deadline. A failure is logged and returned. Its callers box it: a
+/// replica's buckets answer at once, and every review's future would otherwise carry this one
+/// (see `DeletionGuard::conclude`).
 async fn in_cluster(
     m: &Meter<'_>,
     i: usize,

@@ -24,6 +24,7 @@ use crate::config::model::guard::{GuardSpec, Level, RiskWeights, Thresholds};
 use crate::config::model::pattern;
 use crate::object::Dependents;
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 /// The risk of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,8 +46,8 @@ pub(super) struct Risk {
 pub(super) struct Impact {
     /// The target, `namespace/resource.group/name`.
     pub(super) target: String,
-    /// The dependents found.
-    pub(super) dependents: Dependents,
+    /// The dependents found (the facts' own).
+    pub(super) dependents: Arc<Dependents>,
     /// Estimated requests per second reaching the affected pods through an Ingress.
     pub(super) estimated_qps: u64,
     /// The rate the score used.
@@ -162,7 +163,7 @@ fn impact(
     };
     Impact {
         target: named(target, namespace, "/"),
-        dependents: d.clone(),
+        dependents: Arc::clone(&facts.dependents),
         estimated_qps,
         traffic,
     }

@@ -60,26 +60,45 @@ pub(super) enum Demand {
 /// `demand` says; an unreadable ticket source is a [`GuardError`] in Enforce mode and a
 /// `TICKET_SOURCE_UNAVAILABLE` finding in Observe mode. A ticket is presented as the user
 /// `extra` key or, at admission, in the object's ticket annotation.
-pub(super) async fn gate(
-    spec: &GuardSpec,
-    source: Option<&TicketSource>,
+///
+/// The source is the only thing awaited; what comes before and after it is decided in place
+/// (before: when the future is made), so that the future every review carries holds little
+/// more than the source's.
+pub(super) fn gate<'a>(
+    spec: &'a GuardSpec,
+    source: Option<&'a TicketSource>,
     level: Level,
-    case: &Case<'_>,
+    case: &'a Case<'a>,
     demand: Demand,
     deadline: Deadline,
-) -> Result<Ticketed, GuardError> {
+) -> impl Future<Output = Result<Ticketed, GuardError>> + 'a {
     let settings = &spec.tickets;
     let listed = case.risk.protection.is_some() && settings.required_for.contains(&level);
-    let missing = match demand {
-        Demand::Always(missing) => missing,
-        Demand::IfRequired if !listed && case.risk.level < RiskLevel::High => {
+    let needed =
+        matches!(demand, Demand::Always(_)) || listed || case.risk.level >= RiskLevel::High;
+    let id = presented(case, &settings.extra_key);
+    async move {
+        if !needed {
             return Ok(Ticketed::NotRequired);
         }
-        Demand::IfRequired => Finding::new(GuardCode::MissingTicket, ask(spec, case)),
-    };
-    let id = presented(case, &settings.extra_key);
-    let snapshot = fetch(source, id, &case.target, deadline).await;
-    let tickets = match loaded(spec, snapshot.as_deref())? {
+        let snapshot = fetch(source, id, &case.target, deadline).await;
+        checked(spec, snapshot.as_deref(), level, case, id, demand)
+    }
+}
+
+/// The ticket gate's answer once the source's tickets are in hand: the presented ticket checked,
+/// or else a pre-authorising one looked for; without either, what `demand` says refuses (for
+/// `IfRequired`, `MISSING_TICKET` saying how to present one).
+fn checked(
+    spec: &GuardSpec,
+    snapshot: Option<&Snapshot>,
+    level: Level,
+    case: &Case<'_>,
+    id: Option<&str>,
+    demand: Demand,
+) -> Result<Ticketed, GuardError> {
+    let settings = &spec.tickets;
+    let tickets = match loaded(spec, snapshot)? {
         Ok(tickets) => tickets,
         Err(stop) => return Ok(Ticketed::Refused(stop)),
     };
@@ -98,7 +117,10 @@ pub(super) async fn gate(
         },
         None => match pre_authorising(tickets, &need, &case.target) {
             Some(ticket) => Ticketed::Covered(covering(ticket)),
-            None => Ticketed::Refused(missing),
+            None => Ticketed::Refused(match demand {
+                Demand::Always(missing) => missing,
+                Demand::IfRequired => Finding::new(GuardCode::MissingTicket, ask(spec, case)),
+            }),
         },
     })
 }

@@ -132,7 +132,9 @@ pub(super) async fn gate(
         RateLimitScope::Replica => {
             replica.observe(s, (t.user, t.group, t.resource), case.now, record)
         }
-        RateLimitScope::Cluster => match in_cluster(m, s, case, record).await {
+        // Boxed: a replica's baseline answers at once, and every review's future would
+        // otherwise carry this call's (see `DeletionGuard::conclude`).
+        RateLimitScope::Cluster => match Box::pin(in_cluster(m, s, case, record)).await {
             Ok(Some(j)) => j,
             Ok(None) => return Ok(None),
             Err(e) if s.action == UnusualAction::Observe => {

@@ -321,10 +321,12 @@ fn namespace_delete(level: Option<&str>, ticket: Option<&str>) -> Request {
 
 /// Every review's future is boxed (`Authorizer::authorize`), which copies the whole state
 /// machine: an outbound HTTP or cluster call awaited inline (kilobytes of client state) made it
-/// 11 KB for every review. Those calls are boxed where they are made; this keeps them so (the
-/// bound has room for a debug build's larger layouts).
+/// 11 KB for every review. Those calls are boxed where they are made, and the case is built
+/// before the gates' future is; this keeps both futures within what glibc's per-thread cache
+/// serves (1,032 bytes: a larger block takes its slower path, on every review).
 #[test]
-fn the_guard_futures_stay_small_enough_to_box_on_every_review() {
+fn the_guard_futures_stay_within_the_allocators_thread_cache() {
+    const THREAD_CACHE_LARGEST: usize = 1_032;
     let dir = tempfile::tempdir().unwrap();
     let g = guard(dir.path(), "");
     let input = Request::delete(web(Some("critical"), None))
@@ -333,9 +335,12 @@ fn the_guard_futures_stay_small_enough_to_box_on_every_review() {
     let deadline = Deadline::after(Duration::from_secs(5));
     let admit = std::mem::size_of_val(&g.admit(&input, &ctx, deadline));
     let review = std::mem::size_of_val(&g.review(&input, deadline));
-    assert!(admit <= 5_000, "the admission future is {admit} bytes");
     assert!(
-        review <= 4_000,
+        admit <= THREAD_CACHE_LARGEST,
+        "the admission future is {admit} bytes"
+    );
+    assert!(
+        review <= THREAD_CACHE_LARGEST,
         "the authorization future is {review} bytes"
     );
 }

@@ -14,6 +14,7 @@ use super::intern::Interner;
 use super::labels::Labels;
 use super::project;
 use super::resource::{Resource, WORKLOADS};
+use super::store::UidHasher;
 use super::wire::{ClaimWire, IngressWire, ServiceWire, StatefulSetWire};
 use crate::object::{Dependents, ObjectRef, Subject};
 use serde::Deserialize;
@@ -175,7 +176,8 @@ impl<'a> Found<'a> {
             return;
         }
         // The children index holds each child itself: no lookup by name along the chain.
-        let mut seen: HashSet<&str> = HashSet::from([uid]);
+        let mut seen: HashSet<&str, UidHasher> = HashSet::default();
+        seen.insert(uid);
         let mut queue = vec![uid];
         while let Some(owner) = queue.pop() {
             for store in WORKLOADS

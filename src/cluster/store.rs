@@ -29,9 +29,15 @@ pub struct Object<B> {
 #[derive(Debug)]
 pub struct Store<B> {
     objects: BTreeMap<Arc<str>, Names<B>>,
-    children: HashMap<Arc<str>, Vec<Child<B>>>,
+    children: HashMap<Arc<str>, Vec<Child<B>>, UidHasher>,
     len: usize,
 }
+
+/// The children index's hasher: an admission request walks an owner chain through it (one
+/// lookup per workload kind per owner), where SipHash cost several times the rest of the walk.
+/// Seeded at random per map, like SipHash's keys: owner UIDs are written by whoever creates an
+/// object, and a fixed seed would let them choose colliding ones.
+pub(crate) type UidHasher = foldhash::fast::RandomState;
 
 /// The objects of one namespace, by name.
 type Names<B> = BTreeMap<Arc<str>, Arc<Object<B>>>;
@@ -49,7 +55,7 @@ impl<B> Default for Store<B> {
     fn default() -> Self {
         Self {
             objects: BTreeMap::new(),
-            children: HashMap::new(),
+            children: HashMap::default(),
             len: 0,
         }
     }

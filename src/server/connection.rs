@@ -211,10 +211,9 @@ async fn serve<I>(
         let state = state.clone();
         let in_flight = (!is_probe(req.uri().path())).then(|| InFlight::start(&tracked));
         req.extensions_mut().insert(trust.clone());
-        // Boxed: hyper moves each request's future into the task it spawns, and the task
-        // moves it again as it runs; the route's future is several KiB (3.5 in a release
-        // build), a box is a pointer.
-        let route = Box::pin(routes::serve(state, info, req));
+        // Boxed by `serve` at its route's size: hyper moves each request's future into the
+        // task it spawns, and the task moves it again as it runs; a box is a pointer.
+        let route = routes::serve(state, info, req);
         async move {
             let resp = route.await;
             drop(in_flight);

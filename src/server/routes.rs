@@ -26,6 +26,8 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -71,18 +73,58 @@ pub struct ConnectionInfo {
     pub insecure: bool,
 }
 
-/// Serves one request; never fails, every problem becomes a response.
-pub async fn serve(
+/// One request's future, boxed at the size of what its route needs.
+pub type ServeFuture = Pin<Box<dyn Future<Output = Response<Full<Bytes>>> + Send>>;
+
+/// Serves one request; never fails, every problem becomes a response. The route is chosen
+/// before the future is made, and the future is boxed here at its route's size: hyper moves
+/// each request's future into the task it spawns (and the task moves it again as it runs), and
+/// an authorization's stays within the allocator's per-thread cache (glibc's serves up to 1,032
+/// bytes; one future able to run every route was several KiB, allocated the slow way on every
+/// review).
+pub fn serve(state: Arc<AppState>, conn: ConnectionInfo, req: Request<Incoming>) -> ServeFuture {
+    match route(&state, conn, req) {
+        Ok(Routed::Authorize(body)) => Box::pin(authorization(state, body)),
+        Ok(Routed::Admit(req)) => {
+            Box::pin(async move { answered(&state, admit(&state, req).await) })
+        }
+        Ok(Routed::Mutate(req)) => {
+            Box::pin(async move { answered(&state, pods(&state, req, Stage::Mutate).await) })
+        }
+        Ok(Routed::Ready(resp)) => Box::pin(std::future::ready(answered(&state, Ok(resp)))),
+        Err(rejection) => Box::pin(std::future::ready(answered(&state, Err(rejection)))),
+    }
+}
+
+/// `POST /authorize`'s future, as [`serve`] boxes it.
+fn authorization(
     state: Arc<AppState>,
-    conn: ConnectionInfo,
-    req: Request<Incoming>,
+    body: Incoming,
+) -> impl Future<Output = Response<Full<Bytes>>> + Send {
+    async move { answered(&state, authorize(&state, body).await) }
+}
+
+/// The response of a route's result, counted.
+fn answered(
+    state: &AppState,
+    result: Result<Response<Full<Bytes>>, Rejection>,
 ) -> Response<Full<Bytes>> {
-    let resp = match route(&state, conn, req).await {
-        Ok(r) => r,
-        Err(rejection) => rejection.into_response(),
-    };
+    let resp = result.unwrap_or_else(Rejection::into_response);
     state.metrics.record_http(resp.status().as_u16());
     resp
+}
+
+/// Where a request goes, decided from its head.
+enum Routed {
+    /// Answered from the head alone (probes, metrics).
+    Ready(Response<Full<Bytes>>),
+    /// A SubjectAccessReview (or conditions review), its content type accepted and its
+    /// declared length within the limit: the body to read and judge.
+    Authorize(Incoming),
+    /// An AdmissionReview for the validation ring.
+    Admit(Request<Incoming>),
+    /// An AdmissionReview for pod security's mutation.
+    Mutate(Request<Incoming>),
 }
 
 fn text(code: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
@@ -95,11 +137,11 @@ fn text(code: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
     r
 }
 
-async fn route(
+fn route(
     state: &AppState,
     conn: ConnectionInfo,
     req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Rejection> {
+) -> Result<Routed, Rejection> {
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
     let (allowed, allow) = match path.as_str() {
@@ -115,8 +157,8 @@ async fn route(
         });
     }
     match path.as_str() {
-        "/healthz" | "/livez" => Ok(text(StatusCode::OK, "ok")),
-        "/readyz" => Ok(readyz(state, req.uri().query())),
+        "/healthz" | "/livez" => Ok(Routed::Ready(text(StatusCode::OK, "ok"))),
+        "/readyz" => Ok(Routed::Ready(readyz(state, req.uri().query()))),
         _ => {
             authenticate(state, conn, &req)?;
             if path == "/metrics" {
@@ -125,16 +167,14 @@ async fn route(
                     header::CONTENT_TYPE,
                     header::HeaderValue::from_static(metrics::CONTENT_TYPE),
                 );
-                Ok(r)
+                Ok(Routed::Ready(r))
             } else if path == "/admit" {
-                // The admission paths' futures are boxed: hyper copies each request's future
-                // into the task it spawns, and theirs are several KiB, so unboxed every
-                // authorization request would carry (and copy) their size too.
-                Box::pin(admit(state, req)).await
+                Ok(Routed::Admit(req))
             } else if path == "/mutate" {
-                Box::pin(pods(state, req, Stage::Mutate)).await
+                Ok(Routed::Mutate(req))
             } else {
-                authorize(state, req).await
+                check_content_type(&req)?;
+                Ok(Routed::Authorize(body_within(req, &authorize_growth())?))
             }
         }
     }
@@ -241,11 +281,9 @@ fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
 
 /// The body of a request within the size (`growth`), time and memory bounds; the hold keeps
 /// its bytes counted against the process budget until the request is answered.
-async fn read_body(
-    state: &AppState,
-    req: Request<Incoming>,
-    growth: Growth,
-) -> Result<(Bytes, body::BodyHold), Rejection> {
+/// The request's body, refused at once when its declared length is past `growth`'s largest
+/// limit (the limit is also enforced while reading, for a body that declares none).
+fn body_within(req: Request<Incoming>, growth: &Growth) -> Result<Incoming, Rejection> {
     let limit = growth.larger.map_or(growth.limit, |(more, _)| more);
     let declared = req
         .headers()
@@ -255,13 +293,16 @@ async fn read_body(
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(Rejection::TooLarge { limit });
     }
-    body::read(
-        req.into_body(),
-        growth,
-        BODY_READ_TIMEOUT,
-        &state.body_budget,
-    )
-    .await
+    Ok(req.into_body())
+}
+
+/// Reads `body` within `growth`'s limits and the shared budget.
+async fn read_body(
+    state: &AppState,
+    body: Incoming,
+    growth: Growth,
+) -> Result<(Bytes, body::BodyHold), Rejection> {
+    body::read(body, growth, BODY_READ_TIMEOUT, &state.body_budget).await
 }
 
 /// What `/authorize` reads: a SubjectAccessReview of at most [`MAX_BODY_BYTES`], or an
@@ -276,12 +317,9 @@ fn authorize_growth() -> Growth {
     }
 }
 
-async fn authorize(
-    state: &AppState,
-    req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Rejection> {
-    check_content_type(&req)?;
-    let (body, mut hold) = read_body(state, req, authorize_growth()).await?;
+/// `POST /authorize`: the body of a request [`route`] accepted (content type, declared length).
+async fn authorize(state: &AppState, body: Incoming) -> Result<Response<Full<Bytes>>, Rejection> {
+    let (body, mut hold) = read_body(state, body, authorize_growth()).await?;
     decoded::charge(&mut hold, &state.body_budget, &body)?;
     // kube-apiserver sends its AuthorizationConditionsReviews to the same endpoint unless the
     // webhook's conditionsReview names another kubeconfig context; TypeMeta tells them apart
@@ -305,10 +343,14 @@ async fn authorize(
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
     let input = Input::new(review, state.clock.now());
-    let answer = active
-        .chain
-        .authorize(&input, Deadline::after(state.review_timeout))
-        .await;
+    // Boxed apart from this future, so that each stays within the allocator's per-thread
+    // cache (see `serve`).
+    let answer = Box::pin(
+        active
+            .chain
+            .authorize(&input, Deadline::after(state.review_timeout)),
+    )
+    .await;
     let elapsed = started.elapsed();
     state.metrics.record_answer(&answer, elapsed);
     if state.audit.is_enabled() {
@@ -400,7 +442,8 @@ async fn admit(
     check_content_type(&req)?;
     let budget = admit::budget(req.uri().query(), state.review_timeout);
     let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
-    let (body, mut hold) = read_body(state, req, growth).await?;
+    let body = body_within(req, &growth)?;
+    let (body, mut hold) = read_body(state, body, growth).await?;
     decoded::charge(&mut hold, &state.body_budget, &body)?;
     let request = admission::decode_shared(body)?;
     if let Some(pod_security) = &state.pod_security
@@ -556,7 +599,8 @@ async fn pods(
     check_content_type(&req)?;
     let budget = admit::budget(req.uri().query(), state.review_timeout);
     let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
-    let (body, mut hold) = read_body(state, req, growth).await?;
+    let body = body_within(req, &growth)?;
+    let (body, mut hold) = read_body(state, body, growth).await?;
     decoded::charge(&mut hold, &state.body_budget, &body)?;
     let request = admission::decode_shared(body)?;
     let started = Instant::now();
@@ -584,4 +628,40 @@ fn admission_json(response: &crate::admission::AdmissionResponse) -> Response<Fu
         header::HeaderValue::from_static("application/json"),
     );
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authorizer::Chain;
+
+    /// The size of the future `_route` returns, without making one.
+    fn future_size<R: Future>(_route: fn(Arc<AppState>, Incoming) -> R) -> usize {
+        std::mem::size_of::<R>()
+    }
+
+    /// The size of the chain's future for one review, without making one.
+    fn chain_future_size<R: Future>(
+        _run: fn(&'static Chain, &'static Input, Deadline) -> R,
+    ) -> usize {
+        std::mem::size_of::<R>()
+    }
+
+    /// Every authorization's future is boxed and moved (see [`serve`]), and the chain's inside
+    /// it is boxed apart: each stays within what glibc's per-thread cache serves (1,032 bytes;
+    /// a larger block takes the slow path, on every review).
+    #[test]
+    fn the_authorization_futures_stay_within_the_allocators_thread_cache() {
+        const THREAD_CACHE_LARGEST: usize = 1_032;
+        let route = future_size(authorization);
+        let chain = chain_future_size(Chain::authorize);
+        assert!(
+            route <= THREAD_CACHE_LARGEST,
+            "the authorization future is {route} bytes"
+        );
+        assert!(
+            chain <= THREAD_CACHE_LARGEST,
+            "the chain's future is {chain} bytes"
+        );
+    }
 }

@@ -11,6 +11,8 @@ use crate::cluster::{AnnotateError, Annotator, MarkError};
 use crate::config::{AuthorizerType, Mode};
 use crate::decision::{AttributedReason, Decision, Reason, Verdict};
 use crate::names::AuthorizerName;
+use futures_util::future::Either;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -47,7 +49,23 @@ pub struct FollowUps {
 
 impl FollowUps {
     /// Performs every follow-up of `admission` in order before `deadline`; the answer to send.
-    pub(crate) async fn perform(&self, admission: Admission<'_>, deadline: Instant) -> Answer {
+    /// Most admissions have none: their answer is ready, and the API server calls' future
+    /// (kilobytes of client state) is made, boxed, only for one that has some, so that every
+    /// admission's future does not carry its size.
+    pub(crate) fn perform<'a>(
+        &'a self,
+        admission: Admission<'a>,
+        deadline: Instant,
+    ) -> impl Future<Output = Answer> + Send + 'a {
+        if admission.follow_ups.is_empty() {
+            Either::Left(std::future::ready(admission.answer))
+        } else {
+            Either::Right(Box::pin(self.perform_all(admission, deadline)))
+        }
+    }
+
+    /// [`Self::perform`] for an admission with follow-ups.
+    async fn perform_all(&self, admission: Admission<'_>, deadline: Instant) -> Answer {
         let Admission {
             mut answer,
             follow_ups,

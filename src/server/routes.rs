@@ -85,9 +85,7 @@ pub type ServeFuture = Pin<Box<dyn Future<Output = Response<Full<Bytes>>> + Send
 pub fn serve(state: Arc<AppState>, conn: ConnectionInfo, req: Request<Incoming>) -> ServeFuture {
     match route(&state, conn, req) {
         Ok(Routed::Authorize(body)) => Box::pin(authorization(state, body)),
-        Ok(Routed::Admit(req)) => {
-            Box::pin(async move { answered(&state, admit(&state, req).await) })
-        }
+        Ok(Routed::Admit { body, budget }) => Box::pin(admission(state, body, budget)),
         Ok(Routed::Mutate(req)) => {
             Box::pin(async move { answered(&state, pods(&state, req, Stage::Mutate).await) })
         }
@@ -97,11 +95,17 @@ pub fn serve(state: Arc<AppState>, conn: ConnectionInfo, req: Request<Incoming>)
 }
 
 /// `POST /authorize`'s future, as [`serve`] boxes it.
-fn authorization(
+async fn authorization(state: Arc<AppState>, body: Incoming) -> Response<Full<Bytes>> {
+    answered(&state, authorize(&state, body).await)
+}
+
+/// `POST /admit`'s future, as [`serve`] boxes it.
+async fn admission(
     state: Arc<AppState>,
     body: Incoming,
-) -> impl Future<Output = Response<Full<Bytes>>> + Send {
-    async move { answered(&state, authorize(&state, body).await) }
+    budget: Duration,
+) -> Response<Full<Bytes>> {
+    answered(&state, admit(&state, body, budget).await)
 }
 
 /// The response of a route's result, counted.
@@ -121,8 +125,14 @@ enum Routed {
     /// A SubjectAccessReview (or conditions review), its content type accepted and its
     /// declared length within the limit: the body to read and judge.
     Authorize(Incoming),
-    /// An AdmissionReview for the validation ring.
-    Admit(Request<Incoming>),
+    /// An AdmissionReview for the validation ring (content type and declared length accepted),
+    /// within `budget` (the API server's `timeout` parameter, else the review timeout).
+    Admit {
+        /// The body to read.
+        body: Incoming,
+        /// The time the request may take.
+        budget: Duration,
+    },
     /// An AdmissionReview for pod security's mutation.
     Mutate(Request<Incoming>),
 }
@@ -169,7 +179,11 @@ fn route(
                 );
                 Ok(Routed::Ready(r))
             } else if path == "/admit" {
-                Ok(Routed::Admit(req))
+                check_content_type(&req)?;
+                let budget = admit::budget(req.uri().query(), state.review_timeout);
+                let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
+                let body = body_within(req, &growth)?;
+                Ok(Routed::Admit { body, budget })
             } else if path == "/mutate" {
                 Ok(Routed::Mutate(req))
             } else {
@@ -437,30 +451,60 @@ fn conditions_input(state: &AppState, review: &review::ConditionsReview) -> Opti
 /// the answer is made).
 async fn admit(
     state: &AppState,
-    req: Request<Incoming>,
+    body: Incoming,
+    budget: Duration,
 ) -> Result<Response<Full<Bytes>>, Rejection> {
-    check_content_type(&req)?;
-    let budget = admit::budget(req.uri().query(), state.review_timeout);
     let growth = Growth::at_most(MAX_ADMISSION_BODY_BYTES);
-    let body = body_within(req, &growth)?;
     let (body, mut hold) = read_body(state, body, growth).await?;
     decoded::charge(&mut hold, &state.body_budget, &body)?;
     let request = admission::decode_shared(body)?;
+    let response = admission_path(state, request, budget)?.await;
+    drop(hold);
+    Ok(admission_json(&response))
+}
+
+/// One admission path's future, boxed at its own size.
+type AdmissionFuture<'a> = Pin<Box<dyn Future<Output = admission::AdmissionResponse> + Send + 'a>>;
+
+/// The path of an admission request, chosen before its future is made: pod security for a pod
+/// (when enabled), a ticket's own admission, else the validation ring. Each path's future is
+/// boxed at its own size (kilobytes for pod security's and a ticket's, which the common path's
+/// would otherwise carry too, and hyper moves each request's future twice).
+fn admission_path(
+    state: &AppState,
+    request: admission::AdmissionRequest,
+    budget: Duration,
+) -> Result<AdmissionFuture<'_>, Rejection> {
     if let Some(pod_security) = &state.pod_security
         && crate::pod_admission::is_pod(&request)
     {
         let deadline = tokio::time::Instant::now() + budget;
-        let response = pod_security
-            .review(Stage::Validate, &request, deadline)
-            .await;
-        return Ok(admission_json(&response));
+        return Ok(Box::pin(async move {
+            pod_security
+                .review(Stage::Validate, &request, deadline)
+                .await
+        }));
     }
     let active = state.live.load().ok_or(Rejection::NotReady)?;
     let started = Instant::now();
     if crate::tickets::is_ticket_request(&request) {
-        let response = admit_ticket(state, &active, request, budget, started).await;
-        return Ok(admission_json(&response));
+        return Ok(Box::pin(async move {
+            admit_ticket(state, &active, request, budget, started).await
+        }));
     }
+    Ok(Box::pin(judged(state, active, request, (started, budget))))
+}
+
+/// The validation ring's answer to an admission request: mapped and judged by the chain's
+/// guards (when it is theirs to judge), its follow-ups performed, counted and audited. The
+/// review is boxed before the future is made: it is held across the chain's await beside the
+/// chain's future, and together they would pass the allocator's per-thread cache (see `serve`).
+fn judged(
+    state: &AppState,
+    active: Arc<Active>,
+    request: admission::AdmissionRequest,
+    (started, budget): (Instant, Duration),
+) -> impl Future<Output = admission::AdmissionResponse> + Send + '_ {
     let Mapped {
         uid,
         operation,
@@ -469,28 +513,33 @@ async fn admit(
         context,
     } = admission::map(request, state.cluster.clone());
     let mut input = Input::new(review, state.clock.now());
-    let admission = match context {
-        Some(ctx) => {
-            input = input.with_object(Arc::new(ctx));
-            defense::admission::decide(&active.chain, &input, Deadline::after(budget)).await
-        }
-        None => Admission::answered(admit::unjudged(operation)),
-    };
-    let answer = state.follow_ups.perform(admission, started + budget).await;
-    let elapsed = started.elapsed();
-    admit::log_failures(&uid, &answer);
-    let response = admit::respond(uid, &answer);
-    let resource = resource_label(&input);
-    let outcome = AdmissionOutcome {
-        input: &input,
-        answer: &answer,
-        response: &response,
-        operation,
-        dry_run,
-        elapsed,
-    };
-    record_admission_outcome(state, &active, &resource, outcome);
-    Ok(admission_json(&response))
+    if let Some(ctx) = context {
+        input = input.with_object(Arc::new(ctx));
+    }
+    let input = Box::new(input);
+    async move {
+        let admission = match input.object.is_some() {
+            true => {
+                defense::admission::decide(&active.chain, &input, Deadline::after(budget)).await
+            }
+            false => Admission::answered(admit::unjudged(operation)),
+        };
+        let answer = state.follow_ups.perform(admission, started + budget).await;
+        let elapsed = started.elapsed();
+        admit::log_failures(&uid, &answer);
+        let response = admit::respond(uid, &answer);
+        let resource = resource_label(&input);
+        let outcome = AdmissionOutcome {
+            input: &input,
+            answer: &answer,
+            response: &response,
+            operation,
+            dry_run,
+            elapsed,
+        };
+        record_admission_outcome(state, &active, &resource, outcome);
+        response
+    }
 }
 
 /// The resource of a mapped review as admission metrics name it (`deployments.apps`, `pods`).
@@ -635,33 +684,48 @@ mod tests {
     use super::*;
     use crate::authorizer::Chain;
 
-    /// The size of the future `_route` returns, without making one.
-    fn future_size<R: Future>(_route: fn(Arc<AppState>, Incoming) -> R) -> usize {
+    /// The size of the future `_make` returns, without making one (for a function of any
+    /// arguments: the size depends on the function alone).
+    fn future_size<A, R: Future>(_make: impl Fn(A) -> R) -> usize {
         std::mem::size_of::<R>()
     }
 
-    /// The size of the chain's future for one review, without making one.
-    fn chain_future_size<R: Future>(
-        _run: fn(&'static Chain, &'static Input, Deadline) -> R,
-    ) -> usize {
-        std::mem::size_of::<R>()
-    }
+    const THREAD_CACHE_LARGEST: usize = 1_032;
 
-    /// Every authorization's future is boxed and moved (see [`serve`]), and the chain's inside
-    /// it is boxed apart: each stays within what glibc's per-thread cache serves (1,032 bytes;
-    /// a larger block takes the slow path, on every review).
+    /// Every request's future is boxed and moved (see [`serve`]), and the futures boxed inside
+    /// them apart: each stays within what glibc's per-thread cache serves (1,032 bytes; a
+    /// larger block takes the slow path, on every request).
     #[test]
-    fn the_authorization_futures_stay_within_the_allocators_thread_cache() {
-        const THREAD_CACHE_LARGEST: usize = 1_032;
-        let route = future_size(authorization);
-        let chain = chain_future_size(Chain::authorize);
-        assert!(
-            route <= THREAD_CACHE_LARGEST,
-            "the authorization future is {route} bytes"
-        );
-        assert!(
-            chain <= THREAD_CACHE_LARGEST,
-            "the chain's future is {chain} bytes"
-        );
+    fn the_request_futures_stay_within_the_allocators_thread_cache() {
+        let sizes = [
+            (
+                "authorization",
+                future_size(|(s, b): (Arc<AppState>, Incoming)| authorization(s, b)),
+            ),
+            (
+                "the chain's",
+                future_size(|(c, i, d): (&'static Chain, &'static Input, Deadline)| {
+                    c.authorize(i, d)
+                }),
+            ),
+            (
+                "admission",
+                future_size(|(s, b, t): (Arc<AppState>, Incoming, Duration)| admission(s, b, t)),
+            ),
+            (
+                "the validation ring's",
+                future_size(
+                    |(s, a, r, t): (&'static AppState, _, admission::AdmissionRequest, _)| {
+                        judged(s, a, r, t)
+                    },
+                ),
+            ),
+        ];
+        for (name, size) in sizes {
+            assert!(
+                size <= THREAD_CACHE_LARGEST,
+                "the {name} future is {size} bytes"
+            );
+        }
     }
 }

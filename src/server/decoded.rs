@@ -19,46 +19,53 @@ const NODE_BYTES: usize = 48;
 
 /// The estimated decoded size of a JSON body: every value (counted by the structural bytes
 /// outside strings that introduce one) at [`NODE_BYTES`], plus the bytes of every string (from
-/// after its opening quote to its closing one, escapes included). A single pass that jumps
-/// through strings with `memchr`, no allocation; not a validator (malformed JSON is refused by
-/// the decoder).
+/// after its opening quote to its closing one, escapes included). A single pass over the
+/// quotes and backslashes, found by one `memchr` search across the body (a search begun afresh
+/// for each string cost more than the scan itself on a review's short strings), no
+/// allocation; not a validator (malformed JSON is refused by the decoder).
 pub fn estimate(body: &[u8]) -> usize {
     let mut nodes = 1usize;
     let mut string_bytes = 0usize;
-    let mut rest = body;
-    loop {
-        let quote = memchr::memchr(b'"', rest);
-        let outside = &rest[..quote.unwrap_or(rest.len())];
-        nodes += outside
-            .iter()
-            .filter(|b| matches!(b, b'[' | b'{' | b',' | b':'))
-            .count();
-        let Some(q) = quote else { break };
-        let (inside, after) = string_at(&rest[q + 1..]);
-        string_bytes += inside;
-        rest = after;
+    // Where the current stretch (outside a string, or a string's text) began.
+    let mut from = 0;
+    let mut in_string = false;
+    // The byte an escape covers is no quote or backslash of its own.
+    let mut escaped_until = 0;
+    for at in memchr::memchr2_iter(b'"', b'\\', body) {
+        if at < escaped_until {
+            continue;
+        }
+        match (in_string, body[at]) {
+            (false, b'"') => {
+                nodes += structural(&body[from..at]);
+                in_string = true;
+                from = at + 1;
+            }
+            // A backslash outside a string escapes nothing.
+            (false, _) => {}
+            (true, b'"') => {
+                string_bytes += at + 1 - from;
+                in_string = false;
+                from = at + 1;
+            }
+            (true, _) => escaped_until = at + 2,
+        }
+    }
+    match in_string {
+        true => string_bytes += body.len() - from,
+        false => nodes += structural(&body[from..]),
     }
     nodes
         .saturating_mul(NODE_BYTES)
         .saturating_add(string_bytes)
 }
 
-/// The bytes of the string that starts `s` (just after its opening quote), closing quote and
-/// escapes included, and what follows it.
-fn string_at(mut s: &[u8]) -> (usize, &[u8]) {
-    let mut taken = 0;
-    loop {
-        match memchr::memchr2(b'"', b'\\', s) {
-            None => return (taken + s.len(), &[]),
-            Some(i) if s[i] == b'"' => return (taken + i + 1, &s[i + 1..]),
-            Some(i) => {
-                // A backslash and the byte it escapes.
-                let skip = (i + 2).min(s.len());
-                taken += skip;
-                s = &s[skip..];
-            }
-        }
-    }
+/// The bytes outside strings that introduce a value.
+fn structural(outside: &[u8]) -> usize {
+    outside
+        .iter()
+        .filter(|b| matches!(b, b'[' | b'{' | b',' | b':'))
+        .count()
 }
 
 /// Charges `body`'s estimated tree to `hold` before it is decoded.

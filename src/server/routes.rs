@@ -293,8 +293,6 @@ fn check_content_type(req: &Request<Incoming>) -> Result<(), Rejection> {
     }
 }
 
-/// The body of a request within the size (`growth`), time and memory bounds; the hold keeps
-/// its bytes counted against the process budget until the request is answered.
 /// The request's body, refused at once when its declared length is past `growth`'s largest
 /// limit (the limit is also enforced while reading, for a body that declares none).
 fn body_within(req: Request<Incoming>, growth: &Growth) -> Result<Incoming, Rejection> {
@@ -310,7 +308,8 @@ fn body_within(req: Request<Incoming>, growth: &Growth) -> Result<Incoming, Reje
     Ok(req.into_body())
 }
 
-/// Reads `body` within `growth`'s limits and the shared budget.
+/// The body read within the size (`growth`), time and memory bounds; the hold keeps its bytes
+/// counted against the process budget until the request is answered.
 async fn read_body(
     state: &AppState,
     body: Incoming,
@@ -459,8 +458,9 @@ async fn admit(
     decoded::charge(&mut hold, &state.body_budget, &body)?;
     let request = admission::decode_shared(body)?;
     let response = admission_path(state, request, budget)?.await;
+    let answered = admission_json(&response);
     drop(hold);
-    Ok(admission_json(&response))
+    Ok(answered)
 }
 
 /// One admission path's future, boxed at its own size.

@@ -213,15 +213,24 @@ mod tests {
         );
     }
 
+    /// `s` written plain and embedded, each equal to what serde_json writes.
+    fn written_as_serde_json_writes(s: &str) -> Result<(), TestCaseError> {
+        let mut plain = Vec::new();
+        json_string(&mut plain, s);
+        prop_assert_eq!(
+            String::from_utf8(plain).unwrap(),
+            serde_json::to_string(s).unwrap()
+        );
+        let mut embedded = JsonText::embedded(0);
+        embedded.string(s);
+        prop_assert_eq!(embedded.into_string(), embedded_json(s).unwrap());
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn strings_are_written_as_serde_json_writes_them(s in any::<String>()) {
-            let mut plain = Vec::new();
-            json_string(&mut plain, &s);
-            prop_assert_eq!(String::from_utf8(plain).unwrap(), serde_json::to_string(&s).unwrap());
-            let mut embedded = JsonText::embedded(0);
-            embedded.string(&s);
-            prop_assert_eq!(embedded.into_string(), embedded_json(&s).unwrap());
+            written_as_serde_json_writes(&s)?;
         }
 
         #[test]
@@ -230,12 +239,7 @@ mod tests {
         ) {
             let s = format!("{prefix}{bad}{suffix}");
             prop_assert!(!is_clean(s.as_bytes()));
-            let mut plain = Vec::new();
-            json_string(&mut plain, &s);
-            prop_assert_eq!(String::from_utf8(plain).unwrap(), serde_json::to_string(&s).unwrap());
-            let mut embedded = JsonText::embedded(0);
-            embedded.string(&s);
-            prop_assert_eq!(embedded.into_string(), embedded_json(&s).unwrap());
+            written_as_serde_json_writes(&s)?;
         }
     }
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -113,9 +115,25 @@ func (r h2loadRun) args() []string {
 	return append(args, r.target.url)
 }
 
+// errH2loadHung marks an h2load run that did not end within its limit. h2load over HTTP/1.1 has
+// been seen, rarely, to keep running after its -D duration; such a run measures nothing, so it is
+// stopped, said, and run again (at most h2loadAttempts times in all).
+var errH2loadHung = errors.New("h2load did not end within its limit")
+
+// h2loadAttempts is how many times a run that hung is made before the bench fails.
+const h2loadAttempts = 3
+
+// limit is how long one run may take: its duration plus time to connect and drain.
+func (r h2loadRun) limit() time.Duration { return r.d + 30*time.Second }
+
 // run executes h2load and fills the window's reviews and failures.
 func (r h2loadRun) run(w *window) error {
-	out, err := exec.Command("taskset", r.args()...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), r.limit())
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "taskset", r.args()...).CombinedOutput()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w (%v) %s", errH2loadHung, r.limit(), strings.Join(r.args()[2:], " "))
+	}
 	if err != nil {
 		return fmt.Errorf("h2load %s: %w\n%s", strings.Join(r.args()[2:], " "), err, out)
 	}
@@ -142,14 +160,41 @@ func (r h2loadRun) run(w *window) error {
 	return nil
 }
 
+// againIfHung calls attempt until it returns something other than a hung h2load, at most
+// h2loadAttempts times, printing each hang.
+func againIfHung[T any](attempt func() (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+	)
+	for i := 1; i <= h2loadAttempts; i++ {
+		if v, err = attempt(); !errors.Is(err, errH2loadHung) {
+			return v, err
+		}
+		fmt.Printf("  %v; attempt %d of %d\n", err, i, h2loadAttempts)
+	}
+	return v, err
+}
+
+// warmUp runs h2load untimed, again if it hung.
+func (r h2loadRun) warmUp() error {
+	_, err := againIfHung(func() (struct{}, error) { return struct{}{}, r.run(nil) })
+	return err
+}
+
 // h2loadWindow runs an untimed warm-up then the timed h2load run between readings of the server's
-// and the generator's CPU.
+// and the generator's CPU; a timed run that hung is measured again from its start.
 func h2loadWindow(r h2loadRun, warmup time.Duration) (window, error) {
 	warm := r
 	warm.d = warmup
-	if err := warm.run(nil); err != nil {
+	if err := warm.warmUp(); err != nil {
 		return window{}, err
 	}
+	return againIfHung(func() (window, error) { return h2loadTimed(r) })
+}
+
+// h2loadTimed is one timed h2load run between readings of the server's and the generator's CPU.
+func h2loadTimed(r h2loadRun) (window, error) {
 	var runErr error
 	w, err := measure(r.target.pid, func(w *window) { runErr = r.run(w) })
 	if runErr != nil {

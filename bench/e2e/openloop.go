@@ -105,7 +105,7 @@ func readLatencies(path string) ([]time.Duration, error) {
 // openLoopWindow warms the target up with h2load (closed loop), then runs open_loop between
 // readings of the server's and the generator's CPU.
 func openLoopWindow(r openLoopRun, warm h2loadRun) (window, openLoopSummary, error) {
-	if err := warm.run(nil); err != nil {
+	if err := warm.warmUp(); err != nil {
 		return window{}, openLoopSummary{}, err
 	}
 	var s openLoopSummary

@@ -5,7 +5,8 @@
 //! dependents, risk, gates), and answered (response with the report's auditAnnotations,
 //! encoded). Two cases: refused (no ticket: MISSING_TICKET) and admitted (an approved ticket
 //! annotated on the object: ALLOW_WITH_COOLDOWN, which also reads the tickets file's snapshot).
-//! Every case is warmed up first; then prints p50/p99 of single decisions, then criterion's estimate.
+//! Every case is warmed up first; then prints p50/p99 of single decisions and criterion's
+//! estimate.
 //! `cargo bench --bench admission_decision`.
 #![allow(
     clippy::unwrap_used,

@@ -1,10 +1,10 @@
 //! The watches: one `kube::runtime::watcher` per kind, each feeding the [`Cache`]'s index
 //! through a [`Feeder`]. Pods, Services, Ingresses and PersistentVolumeClaims are watched as
 //! the slim wire shapes of `wire.rs` (pods with `status.phase=Running` only); workloads and
-//! Namespaces as metadata (`PartialObjectMeta`). A list is gathered into a fresh store and
-//! swapped in whole when it finishes, so a lost watch re-lists while the old store keeps
-//! answering. Errors are logged, counted and noted in the watch's health; the watcher retries
-//! with its default backoff (0.8 s doubling to 30 s).
+//! Namespaces as metadata (`MetaOnly`; no shape decodes `managedFields`). A list is gathered
+//! into a fresh store and swapped in whole when it finishes, so a lost watch re-lists while the
+//! old store keeps answering. Errors are logged, counted and noted in the watch's health; the
+//! watcher retries with its default backoff (0.8 s doubling to 30 s).
 
 use super::cache::Cache;
 use super::index::Body;
@@ -13,12 +13,12 @@ use super::intern::Interner;
 use super::project::{self, Projected};
 use super::resource::Resource;
 use super::store::Store;
-use super::wire::{ClaimWire, IngressWire, PodWire, ServiceWire};
+use super::wire::{ClaimWire, IngressWire, MetaOnly, PodWire, ServiceWire};
 use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, PartialObjectMeta};
+use kube::api::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event, watcher};
 use std::sync::Arc;
@@ -151,7 +151,7 @@ where
     tracing::error!(resource = feeder.resource.plural(), "cluster watch ended");
 }
 
-fn meta<K>(w: &PartialObjectMeta<K>, i: &mut Interner) -> Option<Projected<Workload>> {
+fn meta<K>(w: &MetaOnly<K>, i: &mut Interner) -> Option<Projected<Workload>> {
     project::workload(&w.metadata, i)
 }
 
@@ -162,12 +162,12 @@ where
     K: Send + Sync + 'static,
 {
     let feeder = Feeder::new(cache.clone(), resource, meta::<K>);
-    let api = Api::<PartialObjectMeta<K>>::all(client.clone());
+    let api = Api::<MetaOnly<K>>::all(client.clone());
     tokio::spawn(feed(feeder, watcher(api, watcher::Config::default())))
 }
 
 fn namespace(
-    w: &PartialObjectMeta<Namespace>,
+    w: &MetaOnly<Namespace>,
     i: &mut Interner,
 ) -> Option<Projected<super::index::Namespace>> {
     project::namespace(&w.metadata, i)
@@ -215,7 +215,7 @@ fn spawn_all(cache: &Arc<Cache>, client: &kube::Client) -> Watches {
         )),
         tokio::spawn(feed(
             Feeder::new(cache.clone(), Resource::Namespaces, namespace),
-            watcher(Api::<PartialObjectMeta<Namespace>>::all(c()), config),
+            watcher(Api::<MetaOnly<Namespace>>::all(c()), config),
         )),
     ])
 }

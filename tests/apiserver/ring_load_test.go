@@ -21,20 +21,29 @@ import (
 
 // 200 concurrent deletes of unprotected Deployments by the CI identity (trusted up to standard):
 // all admitted. The baseline is the same deletes by the same identity in a namespace the shipped
-// namespaceSelector leaves out (warrant-system), so the only difference is the webhook call.
+// namespaceSelector leaves out (warrant-system), so the only difference is the webhook call; the
+// same deletes in another namespace they leave out (kube-public) go to the reference webhook, the
+// least a webhook can do, so what a webhook call costs on this machine and what warrant adds
+// beyond it are told apart.
 func TestRingConcurrentDeletesLatency(t *testing.T) {
 	a := E.scenarios
 	setRing(t, "Enforce")
-	const n, through, excluded = 200, "ring-ci", "warrant-system"
+	// reference: a namespace the shipped selectors leave out, sent to the reference webhook
+	// instead (ring_reference_webhook_test.go): what any webhook call costs here.
+	const n, through, excluded, reference = 200, "ring-ci", "warrant-system", "kube-public"
 	const sa = "system:serviceaccount:ring-ci:deployer"
 	admin := client(t, a, "admin")
-	for _, ns := range []string{through, excluded} {
+	for _, ns := range []string{through, excluded, reference} {
 		labelledNamespace(t, a, ns, nil)
 		bindClusterAdmin(t, a, ns, "deployer-admin", rbacv1.Subject{Kind: "ServiceAccount", Name: "deployer", Namespace: "ring-ci"})
 	}
-	if h := expectedHook(t, a, "DELETE", "apps", "deployments", excluded, nil); h != "" {
-		t.Fatalf("%s must be left out by the shipped selectors, but %s covers it", excluded, h)
+	for _, ns := range []string{excluded, reference} {
+		if h := expectedHook(t, a, "DELETE", "apps", "deployments", ns, nil); h != "" {
+			t.Fatalf("%s must be left out by the shipped selectors, but %s covers it", ns, h)
+		}
 	}
+	refServer := startReferenceWebhook(t)
+	refHook := installReferenceWebhook(t, admin, refServer, reference)
 	hook := expectedHook(t, a, "DELETE", "apps", "deployments", through, nil)
 	if hook == "" {
 		t.Fatalf("no shipped webhook covers unlabelled Deployments in %s", through)
@@ -82,18 +91,23 @@ func TestRingConcurrentDeletesLatency(t *testing.T) {
 	}
 	mw, ma := markLog(E.ring.audit), markLog(E.ring.apiAudit)
 	judgedBefore, callsBefore := admissionSeconds(t), webhookCallSeconds(t, admin, hook)
+	refCallsBefore, refServedBefore := webhookCallSeconds(t, admin, refHook), refServer.calls.Load()
 	pid := E.ring.admission.cmd.Process.Pid
 	_, cpuBefore := procStats(t, pid)
-	var base, ring, baseSeq, ringSeq []time.Duration
-	// Two A B B A cycles: a burst of 200 through kube-apiserver and etcd on this machine varies
-	// by tens of milliseconds from one burst to the next, more than the webhook adds.
+	var base, ring, ref, baseSeq, ringSeq []time.Duration
+	// Two A B C C B A cycles (no webhook, warrant, the reference webhook): a burst of 200
+	// through kube-apiserver and etcd on this machine varies by tens of milliseconds from one
+	// burst to the next, more than the webhook adds.
 	for cycle := 0; cycle < concurrentCycles; cycle++ {
 		base = append(base, burst(excluded, true)...)
 		ring = append(ring, burst(through, true)...)
+		ref = append(ref, burst(reference, true)...)
+		ref = append(ref, burst(reference, true)...)
 		ring = append(ring, burst(through, true)...)
 		base = append(base, burst(excluded, true)...)
 	}
 	judgedConcurrent, callsConcurrent := admissionSeconds(t).minus(judgedBefore), webhookCallSeconds(t, admin, hook).minus(callsBefore)
+	refCalls, refServed := webhookCallSeconds(t, admin, refHook).minus(refCallsBefore), refServer.calls.Load()-refServedBefore
 	_, cpuAfter := procStats(t, pid)
 	connections := metricValue(metricsOf(E.ring.url), "warrant_http_open_connections")
 	baseSeq = burst(excluded, false)
@@ -110,6 +124,12 @@ func TestRingConcurrentDeletesLatency(t *testing.T) {
 		fmt.Printf("  %-24s baseline p50 %9s p99 %9s | through %s p50 %9s p99 %9s | added p50 %9s p99 %9s\n",
 			row.what, p(row.base, 50), p(row.base, 99), hook, p(row.ring, 50), p(row.ring, 99),
 			p(row.ring, 50)-p(row.base, 50), p(row.ring, 99)-p(row.base, 99))
+	}
+	fmt.Printf("  %-24s through the reference webhook (Go net/http, decodes and allows) p50 %9s p99 %9s | added p50 %9s p99 %9s | warrant over it: p50 %9s p99 %9s; kube-apiserver's time per call to it: mean %s over %d calls\n",
+		fmt.Sprintf("%d concurrent, %d rounds", n, 2*concurrentCycles), p(ref, 50), p(ref, 99), p(ref, 50)-p(base, 50), p(ref, 99)-p(base, 99),
+		p(ring, 50)-p(ref, 50), p(ring, 99)-p(ref, 99), refCalls.mean(), refCalls.count)
+	if refServed < int64(2*concurrentCycles*n) {
+		t.Fatalf("the reference webhook served %d calls during %d concurrent deletes through it", refServed, 2*concurrentCycles*n)
 	}
 	// Where the added time goes during the concurrent bursts: kube-apiserver's own time per call
 	// to the webhook (its admission client, the connection, warrant) against warrant's time

@@ -6,10 +6,10 @@
 //! the first swap. Consumers re-read by path and compare contents, so a spurious wake-up costs one
 //! read.
 //!
-//! The kernel is asked only for what replaces or rewrites a file (`WAKING` in `events`): a file written
-//! and closed, made, removed, renamed into or out of the directory, or its attributes changed.
-//! Writes to a file kept open and opens are not asked for, so a log appended to beside the
-//! watched files (an audit log, kube-apiserver's own) queues no events and wakes nothing; a
+//! The kernel is asked only for what replaces or rewrites a file (`WAKING` in `events`): a file
+//! written and closed, made, removed, renamed into or out of the directory, or its attributes
+//! changed. Writes to a file kept open and opens are not asked for, so a log appended to beside
+//! the watched files (an audit log, kube-apiserver's own) queues no events and wakes nothing; a
 //! writer that keeps a watched file open while it rewrites it is seen at the next poll.
 //!
 //! A file that is a symbolic link to a file in another directory is watched there too (the

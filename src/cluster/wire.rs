@@ -362,13 +362,15 @@ mod tests {
         let metadata = json!({
             "name": "web", "namespace": "shop", "uid": "u-1", "resourceVersion": "42",
             "generation": 3, "generateName": "web-", "selfLink": "/x",
-            "creationTimestamp": "2026-01-02T03:04:05Z", "deletionTimestamp": "2026-01-02T03:05:05Z",
+            "creationTimestamp": "2026-01-02T03:04:05Z",
+            "deletionTimestamp": "2026-01-02T03:05:05Z",
             "deletionGracePeriodSeconds": 30, "finalizers": ["warrant.dev/cool-down"],
             "labels": {"app": "web"}, "annotations": {"a": "b"},
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1",
                                  "uid": "u-0", "controller": true}],
             "managedFields": [{"manager": "kubectl", "operation": "Update",
-                               "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}],
+                               "fieldsType": "FieldsV1",
+                               "fieldsV1": {"f:spec": {"f:replicas": {}}}}],
             "unknownField": {"ignored": [1, 2]}
         });
         let mut expected: ObjectMeta = serde_json::from_value(metadata.clone()).unwrap();

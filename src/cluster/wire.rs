@@ -11,8 +11,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
-/// `metadata` as every other field of `ObjectMeta` spells it: everything but `managedFields`,
-/// which the index never reads and which was the largest part of a watch event's decoding (each
+/// `metadata` with every field of `ObjectMeta`, under the same names, but `managedFields`: the
+/// index never reads them, and they were the largest part of a watch event's decoding (each
 /// entry's `fieldsV1` is a JSON tree).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -1,5 +1,6 @@
-//! The wire work of one review: decoding a `SubjectAccessReview` in each API version
-//! and encoding the answer. `cargo bench --bench review_codec`.
+//! The wire work of one review: decoding a `SubjectAccessReview` in each API version, reading
+//! it through without keeping anything (the least a decoder does), and encoding the answer.
+//! `cargo bench --bench review_codec`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -25,6 +26,15 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(decode(black_box(body.as_bytes()))))
         });
     }
+    // The least any JSON decoder does with the review: read it through, keeping nothing
+    // (serde_json into `IgnoredAny`). What `decode_v1` spends beyond it is building the review.
+    c.bench_function("parse_only_v1", |b| {
+        b.iter(|| {
+            black_box(serde_json::from_slice::<serde::de::IgnoredAny>(black_box(
+                reference::REVIEW_V1.as_bytes(),
+            )))
+        })
+    });
     let status = SubjectAccessReviewStatus {
         allowed: true,
         denied: None,

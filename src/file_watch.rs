@@ -151,13 +151,16 @@ impl FileWatch {
     /// (its descriptor unreadable) is logged and dropped: polling alone goes on, and the caller
     /// re-checks now, since the failure may have hidden a change.
     async fn settle(&mut self, mut woke: std::io::Result<()>) {
-        while let Some(events) = self.events.as_mut() {
+        loop {
             if let Err(e) = woke {
                 tracing::warn!(error = %e, "file watcher failed; polling only");
                 self.events = None;
                 self.watched.clear();
                 return;
             }
+            let Some(events) = self.events.as_mut() else {
+                return;
+            };
             match tokio::time::timeout(self.debounce, events.next()).await {
                 Ok(next) => woke = next,
                 Err(_quiet) => return,
